@@ -1,0 +1,123 @@
+"""The socket client: what the CLI (and any Python caller) uses to talk to the daemon.
+
+``Client.connect(path)`` is an async context manager owning one connection and the
+task that reads replies; ``call`` may be used by many tasks at once (requests are
+pipelined and matched to replies by id).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import msgspec
+
+from channels.protocol import encode_request
+from supervisor.errors import ClientError, DaemonNotRunning, RemoteError
+
+__all__ = ["Client"]
+
+
+class _Reply(msgspec.Struct):
+    id: int | str | None = None
+    result: Any = None
+    error: dict[str, str] | None = None
+
+
+_decoder = msgspec.json.Decoder(_Reply)
+
+
+class Client:
+    def __init__(self, stream: anyio.abc.ByteStream, path: Path) -> None:
+        self._stream = stream
+        self.path = path
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, tuple[anyio.Event, list[_Reply]]] = {}
+        self._closed: ClientError | None = None
+        self._send_lock = anyio.Lock()
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(cls, path: Path) -> AsyncIterator[Client]:
+        try:
+            stream = await anyio.connect_unix(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            raise DaemonNotRunning(
+                f"soupd is not running (no daemon listens on {path}); start it with "
+                "`soupd start`, or point at its socket with --socket / $SOUPD_SOCKET"
+            ) from None
+        except PermissionError:
+            raise DaemonNotRunning(
+                f"permission denied on {path}; run as the daemon's user (or a member of its group)"
+            ) from None
+        client = cls(stream, path)
+        # The caller's error is re-raised after the task group, unwrapped, so callers
+        # catch SoupdError rather than an ExceptionGroup around it.
+        failure: Exception | None = None
+        async with stream, anyio.create_task_group() as tg:
+            tg.start_soon(client._read_loop)
+            try:
+                yield client
+            except Exception as exc:
+                failure = exc
+            finally:
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+
+    async def call(self, method: str, params: Any = None) -> Any:
+        """Send one request and return its result; raises RemoteError on an error reply."""
+        if self._closed is not None:
+            raise self._closed
+        request_id = next(self._ids)
+        event = anyio.Event()
+        slot: list[_Reply] = []
+        self._waiting[request_id] = (event, slot)
+        try:
+            async with self._send_lock:
+                await self._stream.send(encode_request(request_id, method, params or {}))
+            await event.wait()
+        finally:
+            self._waiting.pop(request_id, None)
+        if not slot:
+            raise self._closed or ClientError("connection closed before the reply arrived")
+        reply = slot[0]
+        if reply.error is not None:
+            raise RemoteError(reply.error.get("code", "error"), reply.error.get("message", ""))
+        return reply.result
+
+    async def _read_loop(self) -> None:
+        buffer = b""
+        try:
+            while True:
+                try:
+                    chunk = await self._stream.receive(1 << 16)
+                except (anyio.EndOfStream, anyio.BrokenResourceError):
+                    break
+                buffer += chunk
+                *frames, buffer = buffer.split(b"\n")
+                for frame in frames:
+                    self._deliver(_decoder.decode(frame))
+        finally:
+            self._closed = ClientError(
+                "the daemon closed the connection; check `soupd status` and the daemon log"
+            )
+            for event, _slot in self._waiting.values():
+                event.set()
+
+    def _deliver(self, reply: _Reply) -> None:
+        if reply.id is None:
+            # A reply to no request: the daemon refused the connection or a frame.
+            if reply.error is not None:
+                self._closed = RemoteError(reply.error["code"], reply.error["message"])
+            return
+        waiting = self._waiting.get(reply.id)  # type: ignore[arg-type]
+        if waiting is not None:
+            event, slot = waiting
+            slot.append(reply)
+            event.set()

@@ -1,0 +1,176 @@
+"""The socket methods: params types and what each does.
+
+A method decodes its params into a typed Struct (unknown keys rejected) and settles
+the request's reply exactly once: directly, or by handing the reply to a soul's
+mailbox with the message (``tell`` with ``reply_to``), so no task is spawned per
+request and a full mailbox slows the sender down instead of growing a queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from channels.protocol import decode_params
+from souls.events import EventIn
+from souls.mailbox import CallbackReply, Reply
+from souls.messages import Context, Crash, Import, Message, Recall, Stats
+from souls.messages import Observe as ObserveMessage
+from souls.results import ImportResult, Rejection
+from supervisor.errors import SoupdError, UnknownMethod
+from supervisor.registry import Registry
+
+__all__ = ["Methods"]
+
+
+class _Params(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class NoParams(_Params):
+    pass
+
+
+class SoulParams(_Params):
+    soul: str
+
+
+class PushParams(EventIn, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    soul: str
+
+
+class ImportParams(SoulParams):
+    events: list[msgspec.Raw]
+
+
+class RecallParams(SoulParams):
+    query: str
+    k: int | None = None
+
+
+class ContextParams(SoulParams):
+    query: str | None = None
+
+
+class CrashParams(SoulParams):
+    reason: str = "requested over the socket"
+
+
+@dataclass(frozen=True, slots=True)
+class _Method:
+    params: type[Any]
+    run: Callable[[Any, Reply], Awaitable[None]]
+
+
+class Methods:
+    """Every method the socket serves, bound to the daemon's registry."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        status: Callable[[], Any],
+        *,
+        fault_injection: bool = False,
+    ) -> None:
+        self._registry = registry
+        self._status = status
+        self._table: dict[str, _Method] = {
+            "event.push": _Method(PushParams, self._push),
+            "event.import": _Method(ImportParams, self._import),
+            "recall": _Method(RecallParams, self._recall),
+            "context": _Method(ContextParams, self._context),
+            "soul.list": _Method(NoParams, self._soul_list),
+            "soul.stats": _Method(SoulParams, self._soul_stats),
+            "daemon.status": _Method(NoParams, self._daemon_status),
+        }
+        if fault_injection:
+            self._table["debug.crash"] = _Method(CrashParams, self._crash)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._table)
+
+    async def dispatch(self, method: str, raw: msgspec.Raw, reply: Reply) -> None:
+        """Run ``method``; raises SoupdError (which the caller turns into the reply)."""
+        entry = self._table.get(method)
+        if entry is None:
+            raise UnknownMethod(
+                f"unknown method {method!r}; known methods: {', '.join(self.names)}"
+            )
+        params = decode_params(method, raw, entry.params)
+        await entry.run(params, reply)
+
+    async def _tell(self, soul: str, message: Message, reply: Reply) -> None:
+        await self._registry.lookup(soul).mailbox.tell(message, reply)
+
+    async def _push(self, params: PushParams, reply: Reply) -> None:
+        await self._tell(params.soul, ObserveMessage(params), reply)
+
+    async def _import(self, params: ImportParams, reply: Reply) -> None:
+        # Each event is decoded on its own so that one bad event is a counted
+        # rejection with its reason, not a failure of the whole import.
+        events: list[EventIn] = []
+        positions: list[int] = []
+        bad: list[Rejection] = []
+        for index, raw in enumerate(params.events):
+            try:
+                events.append(decode_params(f"event {index}", raw, EventIn))
+                positions.append(index)
+            except SoupdError as error:
+                bad.append(Rejection(index, error.code, error.message))
+
+        def merge(value: Any, error: SoupdError | None) -> None:
+            if error is not None:
+                reply.fail(error)
+                return
+            assert isinstance(value, ImportResult)
+            reasons = [Rejection(positions[r.index], r.code, r.message) for r in value.reasons]
+            value.reasons = sorted(bad + reasons, key=lambda r: r.index)
+            value.rejected += len(bad)
+            reply.resolve(value)
+
+        await self._tell(params.soul, Import(events), CallbackReply(merge))
+
+    async def _recall(self, params: RecallParams, reply: Reply) -> None:
+        await self._tell(params.soul, Recall(params.query, params.k), reply)
+
+    async def _context(self, params: ContextParams, reply: Reply) -> None:
+        await self._tell(params.soul, Context(params.query), reply)
+
+    async def _soul_stats(self, params: SoulParams, reply: Reply) -> None:
+        handle = self._registry.lookup(params.soul)
+
+        def with_queue(value: Any, error: SoupdError | None) -> None:
+            if error is not None:
+                reply.fail(error)
+            else:
+                queued = handle.mailbox.statistics().queued
+                reply.resolve(msgspec.structs.replace(value, queued=queued))
+
+        await handle.mailbox.tell(Stats(), CallbackReply(with_queue))
+
+    async def _crash(self, params: CrashParams, reply: Reply) -> None:
+        await self._registry.lookup(params.soul).mailbox.tell(Crash(params.reason))
+        reply.resolve({"crashing": params.soul})
+
+    async def _soul_list(self, params: NoParams, reply: Reply) -> None:
+        reply.resolve(
+            {
+                "souls": [
+                    {
+                        "name": h.name,
+                        "state": h.state,
+                        "restarts": h.restarts,
+                        "queued": h.mailbox.statistics().queued,
+                        "last_error": h.last_error,
+                    }
+                    for h in self._registry.handles()
+                ]
+            }
+        )
+
+    async def _daemon_status(self, params: NoParams, reply: Reply) -> None:
+        reply.resolve(self._status())

@@ -1,0 +1,292 @@
+"""The Unix-socket server: frames in, replies out, many requests in flight.
+
+Invariants:
+
+* Each connection has at most ``max_in_flight`` requests between "frame read" and
+  "reply written"; the reader waits for a slot, so a slow client or a full mailbox
+  slows its own connection down and memory stays bounded.
+* Every frame gets exactly one reply, even a frame that could not be decoded (id
+  null) or one over the size cap (the rest of that line is skipped, the connection
+  goes on).
+* On shutdown the server stops accepting and reading first, then lets the requests
+  already read finish (within its shutdown budget) before closing connections.
+* A peer whose uid is neither ours, root's, nor explicitly allowed is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import structlog
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from channels.methods import Methods
+from channels.protocol import decode_request, encode_error, encode_result
+from souls.mailbox import CallbackReply
+from supervisor.errors import AlreadyRunning, FrameTooLarge, PeerRefused, SoupdError
+from supervisor.tree import shielded_cleanup
+
+__all__ = ["Server", "ServerConfig"]
+
+_log = structlog.get_logger("soupd.socket")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    path: Path
+    mode: int = 0o600
+    allow_uids: tuple[int, ...] = ()
+    max_frame_bytes: int = 1 << 20
+    max_in_flight: int = 512
+
+
+@dataclass(slots=True)
+class ServerStatistics:
+    connections: int = 0
+    connections_total: int = 0
+    requests: int = 0
+    errors: int = 0
+    refused_peers: int = 0
+
+
+class Server:
+    def __init__(self, config: ServerConfig, methods: Methods) -> None:
+        self.config = config
+        self.methods = methods
+        self.stats = ServerStatistics()
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Listen until cancelled; ``started()`` once the socket accepts connections."""
+        path = self.config.path
+        await _clear_stale_socket(path)
+        listener = await anyio.create_unix_listener(path, mode=self.config.mode)
+        identity = os.stat(path)
+        try:
+            async with listener, anyio.create_task_group() as tg:
+                _log.info("socket.listening", path=str(path), mode=oct(self.config.mode))
+                task_status.started()
+                await listener.serve(self._connection, task_group=tg)
+        finally:
+            _unlink_if_ours(path, identity)
+
+    async def _connection(self, stream: anyio.abc.SocketStream) -> None:
+        pid, uid, _gid = _peer_credentials(stream)
+        structlog.contextvars.bind_contextvars(peer_uid=uid, peer_pid=pid)
+        async with stream:
+            if not self._allowed(uid):
+                self.stats.refused_peers += 1
+                _log.warning("socket.peer_refused", peer_uid=uid, peer_pid=pid)
+                refusal = PeerRefused(
+                    f"uid {uid} may not use this soupd socket; run as the daemon's user or add "
+                    "the uid to [socket] allow_uids in soupd.toml"
+                )
+                try:
+                    await stream.send(encode_error(None, refusal))
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+                return
+            self.stats.connections += 1
+            self.stats.connections_total += 1
+            try:
+                await _Connection(self, stream).serve()
+            finally:
+                self.stats.connections -= 1
+
+    def _allowed(self, uid: int) -> bool:
+        return uid in (os.getuid(), 0) or uid in self.config.allow_uids
+
+
+class _Connection:
+    def __init__(self, server: Server, stream: anyio.abc.SocketStream) -> None:
+        self._server = server
+        self._stream = stream
+        limit = server.config.max_in_flight
+        self._slots = anyio.Semaphore(limit)
+        # Capacity equals the slot count: a reply is queued only by a request holding a
+        # slot, and the slot is freed only once its reply is written, so this never fills.
+        send: MemoryObjectSendStream[bytes]
+        receive: MemoryObjectReceiveStream[bytes]
+        send, receive = anyio.create_memory_object_stream(limit)
+        self._outbox_send = send
+        self._outbox_receive = receive
+        self._in_flight = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    async def serve(self) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._write_loop)
+            try:
+                await self._read_loop()
+            finally:
+                with shielded_cleanup():
+                    await self._idle.wait()
+                self._outbox_send.close()
+
+    async def _read_loop(self) -> None:
+        max_frame = self._server.config.max_frame_bytes
+        buffer = bytearray()
+        skipping = False  # inside an oversized frame: drop bytes up to its newline
+        while True:
+            try:
+                chunk = await self._stream.receive(65536)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                break
+            start = 0
+            while True:
+                newline = chunk.find(b"\n", start)
+                if newline < 0:
+                    if not skipping:
+                        buffer += chunk[start:]
+                        if len(buffer) > max_frame:
+                            buffer.clear()
+                            skipping = True
+                            await self._oversized(max_frame)
+                    break
+                if skipping:
+                    skipping = False
+                elif buffer:
+                    buffer += chunk[start:newline]
+                    if len(buffer) > max_frame:
+                        await self._oversized(max_frame)
+                    else:
+                        await self._frame(bytes(buffer))
+                    buffer.clear()
+                elif newline - start > max_frame:
+                    await self._oversized(max_frame)
+                else:
+                    await self._frame(chunk[start:newline])
+                start = newline + 1
+        if buffer.strip() and not skipping:
+            await self._frame(bytes(buffer))
+
+    async def _oversized(self, max_frame: int) -> None:
+        await self._begin()
+        self._reply(None)(
+            None,
+            FrameTooLarge(
+                f"frame exceeds {max_frame} bytes; split the request (e.g. import in "
+                "smaller batches) — the rest of that line was skipped"
+            ),
+        )
+
+    async def _frame(self, frame: bytes) -> None:
+        if not frame.strip():
+            return
+        await self._begin()
+        self._server.stats.requests += 1
+        try:
+            request = decode_request(frame)
+        except SoupdError as error:
+            self._reply(None)(None, error)
+            return
+        reply = CallbackReply(self._reply(request.id))
+        try:
+            await self._server.methods.dispatch(request.method, request.params, reply)
+        except SoupdError as error:
+            reply.fail(error)
+        except Exception:
+            _log.exception("socket.method_failed", method=request.method)
+            reply.fail(
+                SoupdError(
+                    f"internal error in {request.method}; the daemon log has the details "
+                    "(please report it)"
+                )
+            )
+
+    async def _begin(self) -> None:
+        await self._slots.acquire()
+        self._in_flight += 1
+        if self._in_flight == 1:
+            self._idle = anyio.Event()
+
+    def _reply(self, request_id: Any) -> Any:
+        def deliver(value: Any, error: SoupdError | None) -> None:
+            if error is not None:
+                self._server.stats.errors += 1
+                frame = encode_error(request_id, error)
+            else:
+                frame = encode_result(request_id, value)
+            self._outbox_send.send_nowait(frame)
+
+        return deliver
+
+    async def _write_loop(self) -> None:
+        # Shielded: replies keep flowing while the reader is being cancelled; the loop
+        # ends when the outbox is closed and empty, or the peer went away.
+        with anyio.CancelScope(shield=True):
+            receive = self._outbox_receive
+            while True:
+                try:
+                    frames = [await receive.receive()]
+                except anyio.EndOfStream:
+                    return
+                while True:
+                    try:
+                        frames.append(receive.receive_nowait())
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                try:
+                    await self._stream.send(b"".join(frames))
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass  # peer gone: keep consuming so slots are freed
+                finally:
+                    self._settle(len(frames))
+
+    def _settle(self, count: int) -> None:
+        for _ in range(count):
+            self._slots.release()
+        self._in_flight -= count
+        if self._in_flight == 0:
+            self._idle.set()
+
+
+def _peer_credentials(stream: anyio.abc.SocketStream) -> tuple[int, int, int]:
+    sock: socket.socket = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, gid = struct.unpack("3i", creds)
+    return pid, uid, gid
+
+
+async def _clear_stale_socket(path: Path) -> None:
+    """Remove a socket file left by a dead daemon; refuse to touch a live one."""
+    await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not os.path.lexists(path):
+        return
+    if not _is_socket(path):
+        raise AlreadyRunning(
+            f"{path} exists and is not a socket; remove it or choose another path with --socket"
+        )
+    try:
+        stream = await anyio.connect_unix(path)
+    except OSError:
+        os.unlink(path)  # nobody listens: a stale socket from a daemon that died
+        return
+    await stream.aclose()
+    raise AlreadyRunning(
+        f"another soupd is already listening on {path}; stop it first (soupd status tells "
+        "which) or start this one with --socket PATH"
+    )
+
+
+def _is_socket(path: Path) -> bool:
+    import stat
+
+    return stat.S_ISSOCK(os.lstat(path).st_mode)
+
+
+def _unlink_if_ours(path: Path, identity: os.stat_result) -> None:
+    """Unlink the socket only if it is still the file we bound (not a newer daemon's)."""
+    try:
+        current = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if (current.st_ino, current.st_dev) == (identity.st_ino, identity.st_dev):
+        os.unlink(path)

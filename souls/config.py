@@ -1,0 +1,62 @@
+"""A soul's configuration: one TOML file per soul, every key optional.
+
+Each mechanism keeps its own defaults in its own Struct (hygiene, attention, recall,
+context...); this module only gathers them. Unknown keys are rejected everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from souls.attention import AttentionConfig
+from souls.context import ContextConfig
+from souls.hygiene import HygieneConfig
+from souls.recall import RecallConfig
+
+__all__ = ["MailboxConfig", "RestartConfig", "SoulConfig", "StoreConfig"]
+
+
+class _Section(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class MailboxConfig(_Section):
+    # Messages the mailbox holds before senders wait (or get "busy").
+    capacity: int = 1024
+    # Most messages handled in one turn, and so committed in one transaction.
+    batch: int = 512
+    # Events per transaction in a bulk import.
+    import_batch: int = 2000
+
+    def __post_init__(self) -> None:
+        if self.capacity < 1 or self.batch < 1 or self.import_batch < 1:
+            raise ValueError("capacity, batch and import_batch must be at least 1")
+
+
+class StoreConfig(_Section):
+    # SQLite synchronous level. "normal" (with WAL) keeps every committed event through
+    # a crash or kill -9 of the daemon; "full" also through a power loss, at a cost.
+    synchronous: Literal["normal", "full", "extra"] = "normal"
+
+
+class RestartConfig(_Section):
+    # A soul that crashes more than max_restarts times within max_seconds is stopped
+    # (and reported failed) instead of being restarted again.
+    max_restarts: int = 3
+    max_seconds: float = 5.0
+    # Seconds a stopping soul may spend draining its mailbox and committing.
+    shutdown: float = 10.0
+
+
+class SoulConfig(_Section):
+    # Where SOUL.md, MEMORY.md, TASKS.md live; default: <state dir>/souls/<name>/.
+    brain_dir: str | None = None
+    mailbox: MailboxConfig = msgspec.field(default_factory=MailboxConfig)
+    store: StoreConfig = msgspec.field(default_factory=StoreConfig)
+    restart: RestartConfig = msgspec.field(default_factory=RestartConfig)
+    hygiene: HygieneConfig = msgspec.field(default_factory=HygieneConfig)
+    attention: AttentionConfig = msgspec.field(default_factory=AttentionConfig)
+    recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
+    context: ContextConfig = msgspec.field(default_factory=ContextConfig)

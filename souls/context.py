@@ -1,0 +1,103 @@
+"""Context assembly: the block an agent puts in its system prompt.
+
+Sections come in a fixed order, stable ones first, so that the prefix stays
+byte-identical (and the model's prompt cache warm) until something stable changes.
+Every section has a character budget and so does the whole block; a section over its
+budget is cut at a line boundary and says so. Same inputs → same bytes → same hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import msgspec
+
+from souls.results import ContextResult, RecallItem, Section
+
+__all__ = ["ContextConfig", "assemble"]
+
+_CUT = "\n[…cut to fit the budget]"
+
+
+class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    # Character budget of the identity section (SOUL.md).
+    identity_chars: int = 4000
+    # Character budget of the consolidated summary (MEMORY.md).
+    summary_chars: int = 6000
+    # Character budget of the recalled memories.
+    recalled_chars: int = 4000
+    # Character budget of the whole block; later sections give way first.
+    total_chars: int = 16000
+    # How many memories a context with a query recalls.
+    recall_k: int = 8
+
+
+def assemble(
+    config: ContextConfig, *, identity: str, summary: str, recalled: Sequence[RecallItem]
+) -> ContextResult:
+    """Build the context block from its parts (pure)."""
+    sections: list[Section] = []
+    remaining = config.total_chars
+    for name, body, budget in (
+        ("identity", identity.strip(), config.identity_chars),
+        ("summary", summary.strip(), config.summary_chars),
+    ):
+        section = _text_section(name, body, min(budget, remaining))
+        if section is not None:
+            sections.append(section)
+            remaining -= section.chars
+    recalled_section = _recalled_section(recalled, min(config.recalled_chars, remaining))
+    if recalled_section is not None:
+        sections.append(recalled_section)
+    text = "".join(s.text for s in sections)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return ContextResult(text=text, sections=sections, hash=digest)
+
+
+def _header(name: str) -> str:
+    return f"## {name.upper()}\n"
+
+
+def _text_section(name: str, body: str, budget: int) -> Section | None:
+    if not body:
+        return None
+    header = _header(name)
+    room = budget - len(header) - 2
+    if room <= len(_CUT):
+        return None
+    truncated = len(body) > room
+    if truncated:
+        body = _cut_at_line(body, room - len(_CUT)) + _CUT
+    text = f"{header}{body}\n\n"
+    return Section(name=name, text=text, chars=len(text), truncated=truncated)
+
+
+def _recalled_section(items: Sequence[RecallItem], budget: int) -> Section | None:
+    header = _header("recalled memories")
+    used = len(header) + 1
+    lines: list[str] = []
+    ids: list[int] = []
+    for item in items:
+        line = f"- [m{item.id}] {' '.join(item.text.split())}\n"
+        if used + len(line) > budget:
+            break
+        lines.append(line)
+        ids.append(item.id)
+        used += len(line)
+    if not lines:
+        return None
+    text = header + "".join(lines) + "\n"
+    return Section(
+        name="recalled",
+        text=text,
+        chars=len(text),
+        truncated=len(lines) < len(items),
+        memory_ids=ids,
+    )
+
+
+def _cut_at_line(body: str, limit: int) -> str:
+    cut = body[: max(limit, 0)]
+    newline = cut.rfind("\n")
+    return cut[:newline] if newline > limit // 2 else cut

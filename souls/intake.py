@@ -1,0 +1,58 @@
+"""Intake: one event through the hygiene gate, its time, and the attention gate.
+
+A pure step (no I/O) that turns an ``EventIn`` into a row ready to store, a drop, or
+an error. It is the soul's one write boundary: nothing reaches the store otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from souls.attention import AttentionConfig, AttentionGate
+from souls.events import EventIn, event_time
+from souls.hygiene import HygieneConfig, HygieneGate
+from souls.store import NewEvent
+from souls.tokenize import fts_document
+from supervisor.errors import InvalidParams
+
+__all__ = ["Dropped", "Intake"]
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """Below the attention threshold: counted, never stored."""
+
+    salience: float
+
+
+class Intake:
+    def __init__(self, hygiene: HygieneConfig, attention: AttentionConfig) -> None:
+        self._hygiene = HygieneGate(hygiene)
+        self._attention = AttentionGate(attention)
+
+    def admit(self, event: EventIn, now: float) -> NewEvent | Dropped:
+        """Gate ``event``. Raises RejectedInput (hygiene) or InvalidParams (bad time)."""
+        self._hygiene.check(event.text)
+        try:
+            ts = event_time(event.ts, now)
+        except ValueError as exc:
+            raise InvalidParams(str(exc)) from None
+        salience = self._attention.score(
+            kind=event.kind, text=event.text, group=event.group, mentioned=event.mentioned
+        )
+        if not self._attention.admits(salience):
+            return Dropped(salience)
+        return NewEvent(
+            ref=event.ref,
+            kind=event.kind,
+            channel=event.channel,
+            sender=event.sender,
+            group=event.group,
+            mentioned=event.mentioned,
+            session=event.session,
+            ts=ts,
+            recorded=now,
+            salience=salience,
+            text=event.text,
+            doc=fts_document(event.text),
+        )

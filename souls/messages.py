@@ -1,0 +1,51 @@
+"""The mailbox vocabulary: every message a soul understands, as one tagged union.
+
+Messages are frozen msgspec Structs. Whoever sends one may attach a reply; the soul
+settles it with the result named in each docstring, or with a SoupdError.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from souls.events import EventIn
+
+__all__ = ["Context", "Crash", "Import", "Message", "Observe", "Recall", "Stats"]
+
+
+class Observe(msgspec.Struct, frozen=True, tag="observe"):
+    """Take one event through the gates and store it. Reply: ``PushResult``."""
+
+    event: EventIn
+
+
+class Import(msgspec.Struct, frozen=True, tag="import"):
+    """Take many events through the gates, committing in batches. Reply: ``ImportResult``."""
+
+    events: list[EventIn]
+
+
+class Recall(msgspec.Struct, frozen=True, tag="recall"):
+    """Rank memories for ``query``. Reply: ``RecallResult``."""
+
+    query: str
+    k: int | None = None
+
+
+class Context(msgspec.Struct, frozen=True, tag="context"):
+    """Assemble the prompt block, optionally recalling for ``query``. Reply: ``ContextResult``."""
+
+    query: str | None = None
+
+
+class Stats(msgspec.Struct, frozen=True, tag="stats"):
+    """Counts and latencies of this soul. Reply: ``SoulStats``."""
+
+
+class Crash(msgspec.Struct, frozen=True, tag="crash"):
+    """Raise InjectedFault inside the actor (fault injection; see ``[testing]``)."""
+
+    reason: str = "requested"
+
+
+Message = Observe | Import | Recall | Context | Stats | Crash

@@ -1,0 +1,82 @@
+"""What a soul answers: the result Structs that replies carry (and the wire encodes)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "ContextResult",
+    "ImportResult",
+    "PushResult",
+    "RecallItem",
+    "RecallResult",
+    "Rejection",
+    "Section",
+    "SoulStats",
+]
+
+
+class PushResult(msgspec.Struct, frozen=True):
+    # The stored event's id; for a duplicate, the id stored first; None when dropped.
+    event_id: int | None
+    salience: float
+    status: Literal["stored", "dropped", "duplicate"]
+
+
+class Rejection(msgspec.Struct, frozen=True):
+    index: int  # position of the event in the request
+    code: str
+    message: str
+
+
+class ImportResult(msgspec.Struct):
+    stored: int = 0
+    dropped: int = 0
+    duplicate: int = 0
+    rejected: int = 0
+    # The reasons, one per rejected event, capped (see ``reasons_truncated``).
+    reasons: list[Rejection] = msgspec.field(default_factory=list)
+    reasons_truncated: bool = False
+
+
+class RecallItem(msgspec.Struct, frozen=True):
+    id: int  # memory id
+    kind: str
+    text: str
+    score: float
+    via: str  # why it is here: "bm25", later "hebbian", "goal"...
+    refs: list[str]  # the ``ref``s of the source events
+
+
+class RecallResult(msgspec.Struct, frozen=True):
+    items: list[RecallItem]
+
+
+class Section(msgspec.Struct, frozen=True):
+    name: str
+    text: str
+    chars: int
+    truncated: bool = False
+    memory_ids: list[int] = msgspec.field(default_factory=list)
+
+
+class ContextResult(msgspec.Struct, frozen=True):
+    text: str
+    sections: list[Section]
+    hash: str
+
+
+class SoulStats(msgspec.Struct, frozen=True):
+    soul: str
+    events: int
+    memories: int
+    hidden: int
+    counters: dict[str, int]  # persistent: drops per reason
+    rejected: dict[str, int]  # since start: rejections per hygiene rule
+    queued: int
+    mailbox_capacity: int
+    recall_p50_ms: float | None
+    recall_p95_ms: float | None
+    recalls: int

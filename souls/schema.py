@@ -1,0 +1,66 @@
+"""The soul database's schema as an ordered list of named migrations.
+
+A migration is applied once, inside its own transaction, and recorded in the
+``migrations`` table under its name. Names never change and entries are only ever
+appended: the list is the history of every soul database in the field.
+
+Events are the truth and append-only. Memories and their full-text index are derived:
+they can be rebuilt by replaying events.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_events_memories",
+        """
+        CREATE TABLE events (
+            id        INTEGER PRIMARY KEY,
+            ref       TEXT UNIQUE,          -- idempotency key, NULL when none was given
+            kind      TEXT NOT NULL,
+            channel   TEXT,
+            sender    TEXT,
+            grp       TEXT,
+            mentioned INTEGER NOT NULL DEFAULT 0,
+            session   TEXT,
+            ts        REAL NOT NULL,        -- when it happened (valid time)
+            recorded  REAL NOT NULL,        -- when it was stored (transaction time)
+            salience  REAL NOT NULL,
+            text      TEXT NOT NULL
+        ) STRICT;
+        CREATE INDEX events_ts ON events (ts);
+
+        CREATE TABLE memories (
+            id            INTEGER PRIMARY KEY,
+            kind          TEXT NOT NULL,    -- observation, summary, ...
+            event_id      INTEGER REFERENCES events (id),  -- the source event, if one
+            text          TEXT NOT NULL,
+            salience      REAL NOT NULL,
+            created       REAL NOT NULL,
+            last_recalled REAL,
+            recalls       INTEGER NOT NULL DEFAULT 0,
+            hidden_at     REAL
+        ) STRICT;
+        CREATE INDEX memories_event ON memories (event_id);
+
+        -- Several source events for one memory (summaries); single-source memories
+        -- use memories.event_id instead, to keep the ingest path to one row.
+        CREATE TABLE memory_sources (
+            memory_id INTEGER NOT NULL REFERENCES memories (id),
+            event_id  INTEGER NOT NULL REFERENCES events (id),
+            PRIMARY KEY (memory_id, event_id)
+        ) STRICT, WITHOUT ROWID;
+
+        -- Visible memories only: hiding a memory deletes its row here. The document
+        -- is the shared tokenizer's output joined by spaces, hence the ascii tokenizer.
+        CREATE VIRTUAL TABLE memory_fts USING fts5 (doc, tokenize = 'ascii');
+
+        CREATE TABLE counters (
+            name  TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        """,
+    ),
+)

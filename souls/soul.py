@@ -1,0 +1,303 @@
+"""The soul actor: one task per soul, the sole owner of its database.
+
+The actor only serialises access; what a soul *does* lives in plain functions and
+small classes (intake, recall, context). Invariants:
+
+* Mail is handled in turns: up to ``mailbox.batch`` messages at once. Consecutive
+  ``Observe`` messages are gated together and committed in one transaction (group
+  commit); each is acknowledged only after that transaction committed. Any other
+  message first flushes the observations before it, so mail keeps its order.
+* A crash fails the unsettled replies of the turn in flight (their events were not
+  committed) and propagates to the supervisor, which restarts the soul from its
+  database; the mailbox, and the mail queued in it, outlive the crash.
+* On cancellation (the supervisor stopping the soul) the turn in flight and the mail
+  already queued are finished within the soul's shutdown budget before the store
+  closes: a shutdown never drops an event that was queued.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import structlog
+
+from souls.brain import Brain
+from souls.clock import Clock
+from souls.config import SoulConfig
+from souls.context import assemble
+from souls.events import EventIn
+from souls.intake import Dropped, Intake
+from souls.mailbox import Envelope, Mailbox
+from souls.messages import Context, Crash, Import, Message, Observe, Recall, Stats
+from souls.metrics import LatencyWindow
+from souls.recall import recall
+from souls.results import ImportResult, PushResult, RecallResult, Rejection, SoulStats
+from souls.store import NewEvent, Store
+from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
+from supervisor.tree import shielded_cleanup
+
+__all__ = ["Soul"]
+
+_MAX_REASONS = 100
+Outcome = PushResult | SoupdError
+
+
+class Soul:
+    def __init__(
+        self, name: str, config: SoulConfig, *, db_path: Path, brain_dir: Path, clock: Clock
+    ) -> None:
+        self.name = name
+        self.config = config
+        self._db_path = db_path
+        self._brain = Brain(brain_dir)
+        self._clock = clock
+        self._intake = Intake(config.hygiene, config.attention)
+        self._recall_latency = LatencyWindow()
+        self._rejected: Counter[str] = Counter()
+        self._log = structlog.get_logger("soupd.soul")
+        self._store: Store | None = None
+
+    async def run(
+        self,
+        mailbox: Mailbox[Message],
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Open the store, then handle mail until the mailbox is closed and empty."""
+        structlog.contextvars.bind_contextvars(soul=self.name)
+        store = await Store.open(self._db_path, synchronous=self.config.store.synchronous)
+        self._store = store
+        batch: list[Envelope[Message]] = []
+        try:
+            await self._brain.ensure()
+            task_status.started()
+            while True:
+                try:
+                    batch = await mailbox.receive_batch(self.config.mailbox.batch)
+                except anyio.EndOfStream:
+                    return
+                await self._turn(batch)
+                batch = []
+        except anyio.get_cancelled_exc_class():
+            with shielded_cleanup():
+                await self._drain(mailbox, batch)
+            raise
+        except BaseException:
+            crashed = SoulUnavailable(
+                f"soul {self.name!r} crashed while handling this request and is restarting; "
+                "nothing of it was stored, send it again"
+            )
+            for envelope in batch:
+                if envelope.reply is not None:
+                    envelope.reply.fail(crashed)
+            raise
+        finally:
+            self._store = None
+            with anyio.CancelScope(shield=True):
+                await store.close()
+
+    async def _drain(self, mailbox: Mailbox[Message], in_flight: list[Envelope[Message]]) -> None:
+        """Finish the interrupted turn and the queued mail (already inside a shield)."""
+        pending = [e for e in in_flight if e.reply is None or not e.reply.settled]
+        while True:
+            pending.extend(mailbox.receive_ready(self.config.mailbox.batch))
+            if not pending:
+                return
+            await self._turn(pending)
+            self._log.info("soul.drained", messages=len(pending))
+            pending = []
+
+    async def _turn(self, batch: Sequence[Envelope[Message]]) -> None:
+        started = time.perf_counter()
+        observed: list[Envelope[Message]] = []
+        for envelope in batch:
+            if isinstance(envelope.message, Observe):
+                observed.append(envelope)
+                continue
+            if observed:
+                await self._observe(observed)
+                observed = []
+            await self._handle(envelope)
+        if observed:
+            await self._observe(observed)
+        self._log.info(
+            "soul.turn",
+            messages=len(batch),
+            ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    async def _observe(self, envelopes: Sequence[Envelope[Message]]) -> None:
+        events = [e.message.event for e in envelopes if isinstance(e.message, Observe)]
+        outcomes = await self._ingest(events)
+        for envelope, outcome in zip(envelopes, outcomes, strict=True):
+            if envelope.reply is None:
+                continue
+            if isinstance(outcome, SoupdError):
+                envelope.reply.fail(outcome)
+            else:
+                envelope.reply.resolve(outcome)
+
+    async def _ingest(self, events: Sequence[EventIn]) -> list[Outcome]:
+        """Gate, de-duplicate and commit ``events`` in one transaction; one outcome each."""
+        store = self._require_store()
+        now = self._clock.now()
+        outcomes: list[Outcome | None] = [None] * len(events)
+        admitted: list[tuple[int, NewEvent]] = []
+        counters: Counter[str] = Counter()
+        for index, event in enumerate(events):
+            try:
+                verdict = self._intake.admit(event, now)
+            except SoupdError as error:
+                self._rejected[error.code] += 1
+                self._log.info("event.rejected", code=error.code, ref=event.ref)
+                outcomes[index] = error
+                continue
+            if isinstance(verdict, Dropped):
+                counters["dropped.attention"] += 1
+                outcomes[index] = PushResult(None, verdict.salience, "dropped")
+            else:
+                admitted.append((index, verdict))
+
+        refs = [new.ref for _, new in admitted if new.ref is not None]
+        known = await store.known_refs(refs) if refs else {}
+        fresh: list[tuple[int, NewEvent]] = []
+        first_of_ref: dict[str, int] = {}  # ref -> position in ``fresh``
+        repeats: list[tuple[int, int]] = []  # (event index, position in ``fresh``)
+        for index, new in admitted:
+            if new.ref is not None and new.ref in known:
+                event_id, salience = known[new.ref]
+                outcomes[index] = PushResult(event_id, salience, "duplicate")
+            elif new.ref is not None and new.ref in first_of_ref:
+                repeats.append((index, first_of_ref[new.ref]))
+            else:
+                if new.ref is not None:
+                    first_of_ref[new.ref] = len(fresh)
+                fresh.append((index, new))
+
+        if fresh or counters:
+            ids = await store.append([new for _, new in fresh], counters)
+            for (index, new), event_id in zip(fresh, ids, strict=True):
+                outcomes[index] = PushResult(event_id, new.salience, "stored")
+            for index, position in repeats:
+                first_index, first = fresh[position]
+                outcomes[index] = PushResult(ids[position], first.salience, "duplicate")
+        assert all(o is not None for o in outcomes)
+        return outcomes  # type: ignore[return-value]
+
+    async def _handle(self, envelope: Envelope[Message]) -> None:
+        message, reply = envelope.message, envelope.reply
+        try:
+            match message:
+                case Import(events=events):
+                    result: object = await self._import(events)
+                case Recall(query=query, k=k):
+                    result = await self._recall(query, k)
+                case Context(query=query):
+                    result = await self._context(query)
+                case Stats():
+                    result = await self._stats()
+                case Crash(reason=reason):
+                    raise InjectedFault(f"injected fault in soul {self.name!r}: {reason}")
+                case _:
+                    raise InvalidParams(f"soul cannot handle {type(message).__name__}")
+        except InjectedFault:
+            raise
+        except SoupdError as error:
+            if reply is not None:
+                reply.fail(error)
+            return
+        if reply is not None:
+            reply.resolve(result)
+
+    async def _import(self, events: Sequence[EventIn]) -> ImportResult:
+        result = ImportResult()
+        size = self.config.mailbox.import_batch
+        for start in range(0, len(events), size):
+            outcomes = await self._ingest(events[start : start + size])
+            for offset, outcome in enumerate(outcomes):
+                if isinstance(outcome, SoupdError):
+                    result.rejected += 1
+                    if len(result.reasons) < _MAX_REASONS:
+                        result.reasons.append(
+                            Rejection(start + offset, outcome.code, outcome.message)
+                        )
+                    else:
+                        result.reasons_truncated = True
+                elif outcome.status == "stored":
+                    result.stored += 1
+                elif outcome.status == "dropped":
+                    result.dropped += 1
+                else:
+                    result.duplicate += 1
+        self._log.info(
+            "soul.imported",
+            stored=result.stored,
+            dropped=result.dropped,
+            duplicate=result.duplicate,
+            rejected=result.rejected,
+        )
+        return result
+
+    def _k(self, k: int | None) -> int:
+        config = self.config.recall
+        if k is None:
+            return config.k
+        if not 1 <= k <= config.max_k:
+            raise InvalidParams(
+                f"k must be between 1 and {config.max_k} for soul {self.name!r} "
+                "(raise [recall] max_k in its TOML to allow more)"
+            )
+        return k
+
+    async def _recall(self, query: str, k: int | None) -> RecallResult:
+        limit = self._k(k)
+        started = time.perf_counter()
+        items = await recall(self._require_store(), query, limit)
+        self._recall_latency.add(time.perf_counter() - started)
+        return RecallResult(items)
+
+    async def _context(self, query: str | None) -> object:
+        recalled = []
+        if query:
+            recalled = await recall(self._require_store(), query, self.config.context.recall_k)
+        result = assemble(
+            self.config.context,
+            identity=await self._brain.identity(),
+            summary=await self._brain.summary(),
+            recalled=recalled,
+        )
+        self._log.info(
+            "context.assembled",
+            hash=result.hash,
+            chars=len(result.text),
+            memory_ids=[i for s in result.sections for i in s.memory_ids],
+            scores=[item.score for item in recalled],
+        )
+        return result
+
+    async def _stats(self) -> SoulStats:
+        store = self._require_store()
+        counts = await store.counts()
+        return SoulStats(
+            soul=self.name,
+            events=counts.events,
+            memories=counts.memories,
+            hidden=counts.hidden,
+            counters=await store.counters(),
+            rejected=dict(self._rejected),
+            queued=0,
+            mailbox_capacity=self.config.mailbox.capacity,
+            recall_p50_ms=self._recall_latency.percentile_ms(50),
+            recall_p95_ms=self._recall_latency.percentile_ms(95),
+            recalls=self._recall_latency.count,
+        )
+
+    def _require_store(self) -> Store:
+        if self._store is None:
+            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
+        return self._store

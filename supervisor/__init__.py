@@ -1,0 +1,3 @@
+"""soupd runtime: supervision tree, daemon, router, config, CLI."""
+
+__soupd__ = True

@@ -1,0 +1,205 @@
+"""Loading configuration: ``soupd.toml`` for the daemon, one TOML file per soul.
+
+Everything is parsed into frozen msgspec Structs with unknown keys rejected. Every
+key has a default, so no file is needed at all; with no soul file a soul named
+``default`` exists. A :class:`ConfigError` names the file, the key path and what was
+expected. Loading validates *everything* before anything is used, so a bad edit can
+never leave a half-applied configuration.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from souls.config import SoulConfig
+from supervisor.errors import ConfigError
+from supervisor.paths import Locations, soul_name_problem
+
+__all__ = [
+    "DaemonConfig",
+    "Settings",
+    "check_file",
+    "load_settings",
+    "read_toml",
+]
+
+T = TypeVar("T")
+DEFAULT_SOUL = "default"
+
+
+class _Section(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    pass
+
+
+class PathsConfig(_Section):
+    # Where soul databases and brains live; default $XDG_STATE_HOME/soupd.
+    state_dir: str | None = None
+    # Where the per-soul TOML files are; default: souls/ beside this file.
+    souls_dir: str | None = None
+
+
+class SocketConfig(_Section):
+    # Socket path; default $XDG_RUNTIME_DIR/soupd/soupd.sock (--socket and $SOUPD_SOCKET win).
+    path: str | None = None
+    # File mode of the socket, octal: "0600" for a user install, "0660" with a group.
+    mode: str = "0600"
+    # Extra uids allowed to connect besides the daemon's own and root.
+    allow_uids: list[int] = []
+    # Largest frame accepted, in bytes.
+    max_frame_bytes: int = 1 << 20
+    # Requests one connection may have in flight before the daemon stops reading it.
+    max_in_flight: int = 512
+
+    def __post_init__(self) -> None:
+        try:
+            mode = int(self.mode, 8)
+        except ValueError:
+            raise ValueError(f"mode {self.mode!r} is not an octal number like \"0600\"") from None
+        if mode & ~0o777 or mode & 0o007:
+            raise ValueError(f"mode {self.mode!r} must not grant access to others; use 0600 or 0660")
+        if self.max_frame_bytes < 1024 or self.max_in_flight < 1:
+            raise ValueError("max_frame_bytes must be >= 1024 and max_in_flight >= 1")
+
+
+class LogConfig(_Section):
+    # Lowest level written: debug, info, warning, error.
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    # "auto": console rendering on a TTY, JSON lines otherwise.
+    format: Literal["auto", "json", "console"] = "auto"
+
+
+class SupervisionConfig(_Section):
+    # Restart intensity of the daemon's own tree: more restarts than this within
+    # max_seconds and the daemon exits non-zero (so systemd restarts it).
+    max_restarts: int = 3
+    max_seconds: float = 5.0
+    # Seconds the socket server may spend finishing requests at shutdown.
+    shutdown: float = 10.0
+
+
+class TestingConfig(_Section):
+    # Enables the debug.crash method, which makes a soul raise (to test supervision).
+    fault_injection: bool = False
+
+
+class DaemonConfig(_Section):
+    paths: PathsConfig = msgspec.field(default_factory=PathsConfig)
+    socket: SocketConfig = msgspec.field(default_factory=SocketConfig)
+    log: LogConfig = msgspec.field(default_factory=LogConfig)
+    supervision: SupervisionConfig = msgspec.field(default_factory=SupervisionConfig)
+    testing: TestingConfig = msgspec.field(default_factory=TestingConfig)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the daemon needs, resolved and validated."""
+
+    daemon: DaemonConfig
+    souls: Mapping[str, SoulConfig]
+    config_file: Path
+    souls_dir: Path
+    state_dir: Path
+    socket: Path
+
+    def soul_dir(self, name: str) -> Path:
+        return self.state_dir / "souls" / name
+
+    def brain_dir(self, name: str) -> Path:
+        brain = self.souls[name].brain_dir
+        return Path(brain).expanduser() if brain else self.soul_dir(name)
+
+
+def read_toml(path: Path, kind: type[T]) -> T:
+    """Parse and validate one TOML file. A missing file is an error (callers decide)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "", "not UTF-8 text; save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), "", f"not valid TOML: {exc}") from None
+    return convert(path, data, kind)
+
+
+def convert(path: Path, data: Mapping[str, Any], kind: type[T]) -> T:
+    try:
+        return msgspec.convert(data, kind, strict=True)
+    except msgspec.ValidationError as exc:
+        key, problem = _explain(str(exc))
+        raise ConfigError(str(path), key, problem) from None
+
+
+def _explain(message: str) -> tuple[str, str]:
+    """Turn msgspec's "… - at `$.a.b`" into (``a.b``, what was expected)."""
+    head, _, where = message.partition(" - at `$")
+    key = where.rstrip("`").lstrip(".")
+    if head.startswith("Object contains unknown field `"):
+        field = head.split("`")[1]
+        key = f"{key}.{field}" if key else field
+        return key, "unknown key; check its spelling against config/*.example.toml"
+    return key, head[:1].lower() + head[1:]
+
+
+def load_settings(locations: Locations) -> Settings:
+    """Load ``soupd.toml`` (if present) and every soul file; raise ConfigError on any fault."""
+    config_file = locations.config_file
+    if config_file.exists():
+        daemon = read_toml(config_file, DaemonConfig)
+    elif locations.explicit_config:
+        raise ConfigError(
+            str(config_file), "", "file not found; create it, or drop --config / $SOUPD_CONFIG"
+        )
+    else:
+        daemon = DaemonConfig()
+    base = config_file.parent
+    souls_dir = _resolve(base, daemon.paths.souls_dir, locations.default_souls_dir)
+    state_dir = _resolve(base, daemon.paths.state_dir, locations.default_state_dir)
+    socket = locations.socket_override or _resolve(
+        base, daemon.socket.path, locations.default_socket
+    )
+    return Settings(
+        daemon=daemon,
+        souls=load_souls(souls_dir),
+        config_file=config_file,
+        souls_dir=souls_dir,
+        state_dir=state_dir,
+        socket=socket,
+    )
+
+
+def load_souls(souls_dir: Path) -> dict[str, SoulConfig]:
+    files = sorted(souls_dir.glob("*.toml")) if souls_dir.is_dir() else []
+    souls: dict[str, SoulConfig] = {}
+    for path in files:
+        problem = soul_name_problem(path.stem)
+        if problem is not None:
+            raise ConfigError(str(path), "", f"{problem}; rename the file")
+        souls[path.stem] = read_toml(path, SoulConfig)
+    return souls or {DEFAULT_SOUL: SoulConfig()}
+
+
+def check_file(path: Path) -> str:
+    """Validate one file: a soul file when it sits in a ``souls`` folder, else soupd.toml."""
+    if path.parent.name == "souls":
+        problem = soul_name_problem(path.stem)
+        if problem is not None:
+            raise ConfigError(str(path), "", problem)
+        read_toml(path, SoulConfig)
+        return "soul"
+    read_toml(path, DaemonConfig)
+    return "daemon"
+
+
+def _resolve(base: Path, configured: str | None, default: Path) -> Path:
+    if configured is None:
+        return default
+    path = Path(configured).expanduser()
+    return path if path.is_absolute() else base / path
+

@@ -1,0 +1,145 @@
+"""The daemon: builds the supervision tree from the settings and runs it.
+
+Tree (``rest_for_one``: if the souls supervisor has to restart, the socket restarts
+after it)::
+
+    soupd
+    ├── souls    dynamic supervisor; one temporary child per soul, each with its own
+    │            supervisor over the soul actor
+    └── socket   the Unix-socket server (started last: it only listens once every
+                 soul is loaded; stopped first: no new mail while souls drain)
+
+SIGTERM / SIGINT cancel the tree: children stop in reverse order, the socket
+finishes the requests it read, souls finish their queued mail and commit. A second
+signal exits at once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import anyio
+import anyio.abc
+import structlog
+
+from channels.methods import Methods
+from channels.server import Server, ServerConfig
+from souls.clock import Clock, SystemClock
+from souls.mailbox import Mailbox
+from supervisor.config import Settings
+from supervisor.errors import ChildStartError
+from supervisor.paths import check_private_dir, check_socket_path
+from supervisor.registry import Registry, SoulHandle
+from supervisor.tree import ChildSpec, Supervisor
+
+__all__ = ["Daemon"]
+
+VERSION = "0.1.0"
+_log = structlog.get_logger("soupd.daemon")
+
+
+class Daemon:
+    def __init__(self, settings: Settings, *, clock: Clock | None = None) -> None:
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.registry = Registry()
+        self.started_at = time.time()
+        self._souls = Supervisor("souls", max_restarts=1_000_000, max_seconds=1.0)
+        socket_config = settings.daemon.socket
+        self.server = Server(
+            ServerConfig(
+                path=settings.socket,
+                mode=int(socket_config.mode, 8),
+                allow_uids=tuple(socket_config.allow_uids),
+                max_frame_bytes=socket_config.max_frame_bytes,
+                max_in_flight=socket_config.max_in_flight,
+            ),
+            Methods(
+                self.registry,
+                self.status,
+                fault_injection=settings.daemon.testing.fault_injection,
+            ),
+        )
+
+    async def run(self) -> None:
+        """Run until SIGTERM/SIGINT; raises if the tree gives up (exit non-zero)."""
+        if self.settings.socket.parent.name.startswith("soupd-"):
+            check_private_dir(self.settings.socket.parent)
+        check_socket_path(self.settings.socket)
+        supervision = self.settings.daemon.supervision
+        root = Supervisor(
+            "soupd",
+            [
+                ChildSpec("souls", self._run_souls, restart="permanent", shutdown=60.0),
+                ChildSpec(
+                    "socket", self._run_socket, restart="permanent", shutdown=supervision.shutdown
+                ),
+            ],
+            strategy="rest_for_one",
+            max_restarts=supervision.max_restarts,
+            max_seconds=supervision.max_seconds,
+        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch_signals, tg.cancel_scope)
+            await tg.start(root.run)
+            _log.info(
+                "daemon.ready",
+                souls=len(self.settings.souls),
+                socket=str(self.settings.socket),
+                pid=os.getpid(),
+            )
+
+    async def _watch_signals(self, scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                if scope.cancel_called:
+                    _log.warning("daemon.forced_exit", signal=signal.Signals(signum).name)
+                    os._exit(1)
+                _log.info("daemon.stopping", signal=signal.Signals(signum).name)
+                scope.cancel()
+
+    async def _run_souls(self, task_status: anyio.abc.TaskStatus[None]) -> None:
+        async with anyio.create_task_group() as tg:
+            await tg.start(self._souls.run)
+            for name, config in sorted(self.settings.souls.items()):
+                handle = SoulHandle(
+                    name=name,
+                    config=config,
+                    db_path=self.settings.soul_dir(name) / "soul.db",
+                    brain_dir=self.settings.brain_dir(name),
+                    mailbox=Mailbox(name, config.mailbox.capacity),
+                )
+                self.registry.add(handle)
+                try:
+                    await self._souls.start_child(handle.child_spec(self.clock))
+                except ChildStartError as exc:
+                    # One soul that cannot start (say, a corrupt database) must not keep
+                    # the others, or the daemon, from running.
+                    cause = exc.__cause__ or exc
+                    handle.fail(f"{type(cause).__name__}: {cause}")
+                    _log.error("soul.start_failed", soul=name, error=str(cause))
+            task_status.started()
+
+    async def _run_socket(self, task_status: anyio.abc.TaskStatus[None]) -> None:
+        await self.server.run(task_status=task_status)
+
+    def status(self) -> dict[str, Any]:
+        handles = self.registry.handles()
+        stats = self.server.stats
+        return {
+            "version": VERSION,
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - self.started_at, 3),
+            "socket": str(self.settings.socket),
+            "config_file": str(self.settings.config_file),
+            "state_dir": str(self.settings.state_dir),
+            "souls": len(handles),
+            "souls_failed": sum(1 for h in handles if h.state == "failed"),
+            "connections": stats.connections,
+            "requests": stats.requests,
+            "errors": stats.errors,
+            "refused_peers": stats.refused_peers,
+        }

@@ -1,0 +1,182 @@
+"""The one exception tree of soupd.
+
+Every error a user or a peer can meet derives from :class:`SoupdError`. Each class
+carries a stable wire ``code`` (what clients branch on) and its message always says
+what to do next. The module imports nothing from the rest of soupd, so every layer
+(the supervision tree, souls, channels) may raise from it.
+
+::
+
+    SoupdError
+    ├── ConfigError                  config.invalid
+    ├── ProtocolError
+    │   ├── FrameTooLarge            frame_too_large
+    │   ├── MalformedFrame           bad_frame
+    │   ├── UnknownMethod            unknown_method
+    │   └── InvalidParams            invalid_params
+    ├── UnknownSoul                  unknown_soul
+    ├── RejectedInput                hygiene.<rule>
+    ├── SoulBusy                     busy
+    ├── SoulUnavailable              soul_unavailable
+    ├── AskTimeout                   timeout
+    ├── PeerRefused                  peer_refused
+    ├── ClientError
+    │   ├── DaemonNotRunning         daemon_not_running
+    │   └── RemoteError              (the code the daemon sent)
+    ├── AlreadyRunning               already_running
+    ├── InjectedFault                injected_fault
+    └── SupervisorError
+        ├── ChildStartError          child_start_failed
+        └── RestartIntensityExceeded restart_intensity
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlreadyRunning",
+    "AskTimeout",
+    "ChildStartError",
+    "ClientError",
+    "ConfigError",
+    "DaemonNotRunning",
+    "FrameTooLarge",
+    "InjectedFault",
+    "InvalidParams",
+    "MalformedFrame",
+    "PeerRefused",
+    "ProtocolError",
+    "RejectedInput",
+    "RemoteError",
+    "RestartIntensityExceeded",
+    "SoulBusy",
+    "SoulUnavailable",
+    "SoupdError",
+    "SupervisorError",
+    "UnknownMethod",
+    "UnknownSoul",
+]
+
+
+class SoupdError(Exception):
+    """Base of every soupd error. ``code`` is stable; ``message`` says what to do."""
+
+    code: str = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(SoupdError):
+    """A configuration file is unreadable or does not validate.
+
+    ``path`` is the file, ``key`` the dotted key path inside it (empty for the whole
+    file), so an operator can go straight to the line to fix.
+    """
+
+    code = "config.invalid"
+
+    def __init__(self, path: str, key: str, problem: str) -> None:
+        where = f"{path}: {key}" if key else path
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        self.key = key
+        self.problem = problem
+
+
+class ProtocolError(SoupdError):
+    """A frame on the socket could not be understood."""
+
+
+class FrameTooLarge(ProtocolError):
+    code = "frame_too_large"
+
+
+class MalformedFrame(ProtocolError):
+    code = "bad_frame"
+
+
+class UnknownMethod(ProtocolError):
+    code = "unknown_method"
+
+
+class InvalidParams(ProtocolError):
+    code = "invalid_params"
+
+
+class UnknownSoul(SoupdError):
+    code = "unknown_soul"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"no soul named {name!r}; list them with `soupd souls`, or create one by "
+            f"adding souls/{name}.toml to the config directory"
+        )
+        self.name = name
+
+
+class RejectedInput(SoupdError):
+    """The hygiene gate refused a text. ``code`` is ``hygiene.<rule>``."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.code = f"hygiene.{rule}"
+
+
+class SoulBusy(SoupdError):
+    """A mailbox is full and the caller asked not to wait."""
+
+    code = "busy"
+
+
+class SoulUnavailable(SoupdError):
+    """The soul is restarting, stopping, or was stopped after crashing too often."""
+
+    code = "soul_unavailable"
+
+
+class AskTimeout(SoupdError):
+    code = "timeout"
+
+
+class PeerRefused(SoupdError):
+    code = "peer_refused"
+
+
+class ClientError(SoupdError):
+    """Raised on the client side of the socket."""
+
+
+class DaemonNotRunning(ClientError):
+    code = "daemon_not_running"
+
+
+class RemoteError(ClientError):
+    """The daemon answered with an error; ``code`` is the daemon's."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class AlreadyRunning(SoupdError):
+    code = "already_running"
+
+
+class InjectedFault(SoupdError):
+    """Raised on purpose by the fault-injection hook (``debug.crash``)."""
+
+    code = "injected_fault"
+
+
+class SupervisorError(SoupdError):
+    """Failures of the supervision tree itself."""
+
+
+class ChildStartError(SupervisorError):
+    code = "child_start_failed"
+
+
+class RestartIntensityExceeded(SupervisorError):
+    code = "restart_intensity"

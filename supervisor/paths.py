@@ -1,0 +1,99 @@
+"""Where soupd keeps things, XDG-style, with no config file needed.
+
+* config:  ``$XDG_CONFIG_HOME/soupd/soupd.toml`` (optional) and ``souls/<name>.toml``;
+  ``--config FILE`` / ``$SOUPD_CONFIG`` name another ``soupd.toml`` (its folder then
+  holds ``souls/``).
+* state:   ``$XDG_STATE_HOME/soupd/`` (one folder per soul: database and brain).
+* socket:  ``$XDG_RUNTIME_DIR/soupd/soupd.sock``; without ``XDG_RUNTIME_DIR`` a private
+  ``/tmp/soupd-<uid>/`` (mode 0700, ours) is used. ``--socket`` / ``$SOUPD_SOCKET`` win.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from supervisor.errors import ConfigError
+
+__all__ = ["Locations", "check_private_dir", "check_socket_path", "locate", "soul_name_problem"]
+
+_SOUL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_SUN_PATH_MAX = 107  # sockaddr_un.sun_path is 108 bytes including the NUL
+
+
+@dataclass(frozen=True, slots=True)
+class Locations:
+    config_file: Path
+    default_souls_dir: Path
+    default_state_dir: Path
+    default_socket: Path
+    socket_override: Path | None
+    # True when the config file was named (--config or $SOUPD_CONFIG): it must exist.
+    explicit_config: bool = False
+
+
+def locate(
+    env: Mapping[str, str], *, config: str | None = None, socket: str | None = None
+) -> Locations:
+    """Resolve the default places from the environment and the command line."""
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    config_file = Path(config or env.get("SOUPD_CONFIG") or "")
+    if not (config or env.get("SOUPD_CONFIG")):
+        config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+        config_file = config_home / "soupd" / "soupd.toml"
+    state_home = Path(env.get("XDG_STATE_HOME") or home / ".local" / "state")
+    override = socket or env.get("SOUPD_SOCKET")
+    return Locations(
+        config_file=config_file.expanduser(),
+        default_souls_dir=config_file.expanduser().parent / "souls",
+        default_state_dir=state_home / "soupd",
+        default_socket=_runtime_dir(env) / "soupd.sock",
+        socket_override=Path(override).expanduser() if override else None,
+        explicit_config=bool(config or env.get("SOUPD_CONFIG")),
+    )
+
+
+def _runtime_dir(env: Mapping[str, str]) -> Path:
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime) / "soupd"
+    return Path("/tmp") / f"soupd-{os.getuid()}"
+
+
+def check_private_dir(path: Path) -> None:
+    """Fail if an existing socket folder could be used by another user."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise ConfigError(
+            str(path),
+            "",
+            "socket folder is not a private directory of this user; remove it, or set "
+            "XDG_RUNTIME_DIR or --socket to a private place",
+        )
+
+
+def check_socket_path(path: Path) -> None:
+    if len(os.fsencode(path)) > _SUN_PATH_MAX:
+        raise ConfigError(
+            str(path),
+            "",
+            f"socket path is longer than {_SUN_PATH_MAX} bytes, which Unix sockets cannot "
+            "use; choose a shorter path with --socket",
+        )
+
+
+def soul_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a soul name, or None when it can."""
+    if _SOUL_NAME.fullmatch(name) and ".." not in name:
+        return None
+    return (
+        f"soul name {name!r} is invalid: use 1-64 letters, digits, '_', '-' or '.', "
+        "starting with a letter or digit"
+    )
