@@ -1,0 +1,101 @@
+"""Acked events per second over the socket, and ack latency p50/p99.
+
+One pipelining client keeps up to ``--window`` pushes in flight on one connection to
+a real daemon (all gates on, each ack sent after its transaction committed).
+
+    python bench/ingest.py [--events 100000] [--window 512]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+
+from _daemon import percentile, running_daemon
+
+TEXTS = [
+    "deploy {i} finished on prod-{r} in {s} seconds",
+    "user {r} asked about the invoice for order {i}",
+    "build {i} failed: test_{r} timed out after {s}s",
+    "the cat knocked over plant number {r} again",
+    "数据库迁移 {i} 在 {s} 秒内完成",
+]
+
+
+def frames(count: int, soul: str) -> list[bytes]:
+    out = []
+    for i in range(count):
+        text = TEXTS[i % len(TEXTS)].format(i=i, r=i % 97, s=i % 60)
+        request = {
+            "id": i,
+            "method": "event.push",
+            "params": {"soul": soul, "text": text, "kind": "dm" if i % 3 else "message",
+                       "ref": f"e{i}", "sender": f"user{i % 7}"},
+        }  # fmt: skip
+        out.append(json.dumps(request).encode() + b"\n")
+    return out
+
+
+async def run(socket_path: str, payload: list[bytes], window: int) -> dict[str, float]:
+    reader, writer = await asyncio.open_unix_connection(socket_path, limit=1 << 22)
+    sent_at: list[float] = [0.0] * len(payload)
+    latencies: list[float] = []
+    slots = asyncio.Semaphore(window)
+    statuses: dict[str, int] = {}
+
+    async def read() -> None:
+        for _ in range(len(payload)):
+            line = await reader.readline()
+            now = time.perf_counter()
+            reply = json.loads(line)
+            slots.release()
+            latencies.append(now - sent_at[reply["id"]])
+            status = reply["result"]["status"] if "result" in reply else reply["error"]["code"]
+            statuses[status] = statuses.get(status, 0) + 1
+
+    reading = asyncio.create_task(read())
+    started = time.perf_counter()
+    for i, frame in enumerate(payload):
+        await slots.acquire()
+        sent_at[i] = time.perf_counter()
+        writer.write(frame)
+        if i % 64 == 63:
+            await writer.drain()
+    await writer.drain()
+    await reading
+    elapsed = time.perf_counter() - started
+    writer.close()
+    return {
+        "events": len(payload),
+        "seconds": round(elapsed, 3),
+        "acked_per_s": round(len(payload) / elapsed),
+        "ack_p50_ms": round(percentile(latencies, 50) * 1000, 3),
+        "ack_p99_ms": round(percentile(latencies, 99) * 1000, 3),
+        **{f"status_{k}": v for k, v in statuses.items()},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--window", type=int, default=512)
+    parser.add_argument("--synchronous", default="normal", choices=["normal", "full"])
+    args = parser.parse_args()
+    payload = frames(args.events, "bench")
+    soul = f'[store]\nsynchronous = "{args.synchronous}"\n'
+    daemon_toml = f"[socket]\nmax_in_flight = {args.window}\n"
+    with running_daemon({"bench": soul}, daemon_toml) as daemon:
+        warm = frames(2000, "bench")
+        warm = [f.replace(b'"ref": "e', b'"ref": "w') for f in warm]
+        asyncio.run(run(str(daemon.socket), warm, args.window))
+        result = asyncio.run(run(str(daemon.socket), payload, args.window))
+    result["synchronous"] = args.synchronous  # type: ignore[assignment]
+    width = max(map(len, result))
+    for key, value in result.items():
+        print(f"{key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""The one tokenizer of soupd: recall (FTS5 BM25), surprise and everything else.
+
+Index and query MUST both go through this module. A memory is indexed as
+``fts_document(text)`` in an FTS5 table declared with ``tokenize='ascii'`` and searched
+with ``fts_match(query_terms(q))``; any other path to either side silently breaks recall.
+
+Invariants a caller may rely on:
+
+- ``tokens`` is deterministic, keeps order and duplicates; text is NFKC-normalised and
+  lowercased first (so full-width Latin letters and decomposed accents match their usual form).
+- Words of non-CJK scripts (maximal runs of Unicode letters and digits, so numbers are
+  tokens and ``_`` splits words) are Snowball-stemmed with the English algorithm; the
+  stemmer leaves words of other scripts (Cyrillic, Greek...) essentially as they are.
+- Apostrophes (``'`` or U+2019) inside a word are joined, after a possessive ``'s`` is
+  dropped: ``John's`` → ``john``, ``don't`` → ``dont``, ``O'Brien`` → ``obrien``.
+- A CJK run (Han, Hiragana, Katakana, Hangul; CJK punctuation ends a run) yields, in
+  this order, its unigrams and then its bigrams: ``数据库`` → 数 据 库 数据 据库.
+  Runs and words appear in text order, so ``deploy到prod`` → deploy 到 prod.
+- Every token is made of ASCII letters and digits or non-ASCII characters only, so the
+  FTS5 ``ascii`` tokenizer reads a space-joined document back as exactly these tokens.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import unicodedata
+from collections.abc import Callable, Sequence
+
+import Stemmer
+
+__all__ = ["fts_document", "fts_match", "query_terms", "tokens"]
+
+# Han (with its iteration marks and radicals), kana (not the punctuation U+30A0, U+30FB),
+# Bopomofo, Hangul (jamo and syllables), half-width kana and Hangul, supplementary Han.
+_CJK = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u303c"
+    "\u3041-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3105-\u31bf\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc"
+    "\U00020000-\U0003ffff"
+)
+_LETTER = rf"[^\W_{_CJK}]"
+# Group 1: a CJK run; group 2: a word, possibly with apostrophes inside.
+_RUN = re.compile(rf"([{_CJK}]+)|({_LETTER}+(?:'{_LETTER}+)*)")
+_ASCII_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+
+# Compared after stemming (see _stopwords). Deliberately small: BM25 already discounts
+# frequent terms; this only keeps "how do I ..." queries from matching everything.
+_STOPWORDS = """
+a an the and or but if then than so of to in on at by for with from into about as is
+are was were be been being am do does did done have has had having i me my you your
+he him his she her it its we our they them their this that these those what which who
+whom whose how when where why there here will would can could should shall may might
+must not no nor
+""".split()  # noqa: SIM905 (a prose list reads better)
+
+# PyStemmer instances must not be used by two threads at once: one per thread, made on
+# first use. They and the cached stemmed stopwords are the module's only state.
+_per_thread = threading.local()
+
+
+def _stem_words() -> Callable[[list[str]], list[str]]:
+    try:
+        stem: Callable[[list[str]], list[str]] = _per_thread.stem_words
+    except AttributeError:
+        stem = _per_thread.stem_words = Stemmer.Stemmer("english").stemWords
+    return stem
+
+
+@functools.cache
+def _stopwords() -> frozenset[str]:
+    return frozenset(_stem_words()(_STOPWORDS))
+
+
+def _join_apostrophes(words: list[str]) -> list[str]:
+    return [(w[:-2] if w.endswith("'s") else w).replace("'", "") if "'" in w else w for w in words]
+
+
+def tokens(text: str) -> list[str]:
+    """The stemmed, lowercase tokens of ``text`` in order, duplicates kept."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    low = text.lower()
+    if "\u2019" in low:
+        low = low.replace("\u2019", "'")
+    if low.isascii():  # the common case: no CJK, one regex pass
+        words: list[str] = _ASCII_WORD.findall(low)
+        if "'" in low:
+            words = _join_apostrophes(words)
+        return _stem_words()(words) if words else []
+    out: list[str] = []
+    slots: list[int] = []  # where in ``out`` each word goes, once stemmed
+    words = []
+    for run, word in _RUN.findall(low):
+        if word:
+            slots.append(len(out))
+            out.append(word)
+            words.append(word)
+        else:
+            out.extend(run)
+            out.extend([run[i : i + 2] for i in range(len(run) - 1)])
+    if words:
+        if "'" in low:
+            words = _join_apostrophes(words)
+        for slot, stem in zip(slots, _stem_words()(words), strict=True):
+            out[slot] = stem
+    return out
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct tokens of ``text`` in first-seen order, stopwords removed.
+
+    When every token is a stopword the distinct tokens are returned instead, so a query
+    such as "what is this" still searches for something.
+    """
+    distinct = list(dict.fromkeys(tokens(text)))
+    stop = _stopwords()
+    return [t for t in distinct if t not in stop] or distinct
+
+
+def fts_document(text: str) -> str:
+    """What to store in the FTS5 ``ascii`` column for ``text``."""
+    return " ".join(tokens(text))
+
+
+def fts_match(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH expression for any of ``terms``; ``""`` for none (skip the query)."""
+    return " OR ".join(['"' + t.replace('"', '""') + '"' for t in terms])
