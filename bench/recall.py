@@ -20,7 +20,9 @@ import time
 
 from _daemon import percentile, running_daemon
 
-SYLLABLES = "ka lo mi ne ru sa to vi de fa gu ho ji ke li mo nu pa qi re si tu wa xe yo ze".split()
+SYLLABLES = (
+    "ka lo mi ne ru sa to vi de fa gu ho ji ke li mo nu pa qi re si tu wa xe yo ze"
+).split()
 
 
 def vocabulary(size: int, rng: random.Random) -> list[str]:
@@ -57,7 +59,9 @@ def queries(texts: list[str], count: int, seed: int = 11) -> list[str]:
 
 
 async def call(reader, writer, method, params, request_id=1):  # type: ignore[no-untyped-def]
-    writer.write(json.dumps({"id": request_id, "method": method, "params": params}).encode() + b"\n")
+    writer.write(
+        json.dumps({"id": request_id, "method": method, "params": params}).encode() + b"\n"
+    )
     await writer.drain()
     reply = json.loads(await reader.readline())
     if "error" in reply:
@@ -65,11 +69,15 @@ async def call(reader, writer, method, params, request_id=1):  # type: ignore[no
     return reply["result"]
 
 
-async def measure_soupd(socket_path: str, soul: str, texts: list[str], qs: list[str], k: int) -> dict[str, float]:
+async def measure_soupd(
+    socket_path: str, soul: str, texts: list[str], qs: list[str], k: int
+) -> dict[str, float]:
     reader, writer = await asyncio.open_unix_connection(socket_path, limit=1 << 24)
     started = time.perf_counter()
     for start in range(0, len(texts), 2000):
-        events = [{"text": t, "ref": f"t{start + i}"} for i, t in enumerate(texts[start : start + 2000])]
+        events = [
+            {"text": t, "ref": f"t{start + i}"} for i, t in enumerate(texts[start : start + 2000])
+        ]
         await call(reader, writer, "event.import", {"soul": soul, "events": events})
     import_s = time.perf_counter() - started
     round_trips = []
@@ -96,7 +104,10 @@ def measure_bm25s(texts: list[str], qs: list[str], k: int) -> dict[str, float] |
         return None
     stemmer = Stemmer.Stemmer("english")
     retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    retriever.index(
+        bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False),
+        show_progress=False,
+    )
     latencies = []
     for q in qs:
         t0 = time.perf_counter()
@@ -124,14 +135,18 @@ def main() -> None:
             ours = asyncio.run(measure_soupd(str(daemon.socket), f"r{size}", texts, qs, args.k))
             theirs = measure_bm25s(texts, qs, args.k)
             rows.append((size, ours, theirs))
-    print(f"{'memories':>9} {'soupd p50':>10} {'soupd p95':>10} {'socket p50':>11} {'socket p95':>11}"
-          f" {'bm25s p50':>10} {'bm25s p95':>10} {'import/s':>9}")
+    print(
+        f"{'memories':>9} {'soupd p50':>10} {'soupd p95':>10} {'socket p50':>11} {'socket p95':>11}"
+        f" {'bm25s p50':>10} {'bm25s p95':>10} {'import/s':>9}"
+    )
     for size, ours, theirs in rows:
         b50 = f"{theirs['p50_ms']:.3f}" if theirs else "n/a"
         b95 = f"{theirs['p95_ms']:.3f}" if theirs else "n/a"
-        print(f"{size:>9} {ours['inside_p50_ms']:>10.3f} {ours['inside_p95_ms']:>10.3f}"
-              f" {ours['socket_p50_ms']:>11.3f} {ours['socket_p95_ms']:>11.3f} {b50:>10} {b95:>10}"
-              f" {ours['import_per_s']:>9}")
+        print(
+            f"{size:>9} {ours['inside_p50_ms']:>10.3f} {ours['inside_p95_ms']:>10.3f}"
+            f" {ours['socket_p50_ms']:>11.3f} {ours['socket_p95_ms']:>11.3f} {b50:>10} {b95:>10}"
+            f" {ours['import_per_s']:>9}"
+        )
     print("(milliseconds; soupd p50/p95 measured inside the daemon, socket = end to end)")
 
 

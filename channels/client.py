@@ -63,7 +63,7 @@ class Client:
             tg.start_soon(client._read_loop)
             try:
                 yield client
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - re-raised below, unwrapped
                 failure = exc
             finally:
                 tg.cancel_scope.cancel()

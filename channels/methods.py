@@ -30,11 +30,11 @@ class _Params(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     pass
 
 
-class NoParams(_Params):
+class NoParams(_Params, frozen=True):
     pass
 
 
-class SoulParams(_Params):
+class SoulParams(_Params, frozen=True):
     soul: str
 
 
@@ -42,20 +42,20 @@ class PushParams(EventIn, frozen=True, kw_only=True, forbid_unknown_fields=True)
     soul: str
 
 
-class ImportParams(SoulParams):
+class ImportParams(SoulParams, frozen=True):
     events: list[msgspec.Raw]
 
 
-class RecallParams(SoulParams):
+class RecallParams(SoulParams, frozen=True):
     query: str
     k: int | None = None
 
 
-class ContextParams(SoulParams):
+class ContextParams(SoulParams, frozen=True):
     query: str | None = None
 
 
-class CrashParams(SoulParams):
+class CrashParams(SoulParams, frozen=True):
     reason: str = "requested over the socket"
 
 

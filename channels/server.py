@@ -15,8 +15,10 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +64,9 @@ class Server:
         self.methods = methods
         self.stats = ServerStatistics()
 
-    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """Listen until cancelled; ``started()`` once the socket accepts connections."""
         path = self.config.path
         await _clear_stale_socket(path)
@@ -87,10 +91,8 @@ class Server:
                     f"uid {uid} may not use this soupd socket; run as the daemon's user or add "
                     "the uid to [socket] allow_uids in soupd.toml"
                 )
-                try:
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await stream.send(encode_error(None, refusal))
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    pass
                 return
             self.stats.connections += 1
             self.stats.connections_total += 1
@@ -193,7 +195,7 @@ class _Connection:
             await self._server.methods.dispatch(request.method, request.params, reply)
         except SoupdError as error:
             reply.fail(error)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a bug in one method must not end the connection
             _log.exception("socket.method_failed", method=request.method)
             reply.fail(
                 SoupdError(
@@ -265,28 +267,24 @@ def _peer_credentials(stream: anyio.abc.SocketStream) -> tuple[int, int, int]:
 async def _clear_stale_socket(path: Path) -> None:
     """Remove a socket file left by a dead daemon; refuse to touch a live one."""
     await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True, mode=0o700)
-    if not os.path.lexists(path):
+    try:
+        info = await anyio.Path(path).lstat()
+    except FileNotFoundError:
         return
-    if not _is_socket(path):
+    if not stat.S_ISSOCK(info.st_mode):
         raise AlreadyRunning(
             f"{path} exists and is not a socket; remove it or choose another path with --socket"
         )
     try:
         stream = await anyio.connect_unix(path)
     except OSError:
-        os.unlink(path)  # nobody listens: a stale socket from a daemon that died
+        await anyio.Path(path).unlink()  # nobody listens: a stale socket from a dead daemon
         return
     await stream.aclose()
     raise AlreadyRunning(
         f"another soupd is already listening on {path}; stop it first (soupd status tells "
         "which) or start this one with --socket PATH"
     )
-
-
-def _is_socket(path: Path) -> bool:
-    import stat
-
-    return stat.S_ISSOCK(os.lstat(path).st_mode)
 
 
 def _unlink_if_ours(path: Path, identity: os.stat_result) -> None:

@@ -22,7 +22,7 @@ class _Section(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     pass
 
 
-class MailboxConfig(_Section):
+class MailboxConfig(_Section, frozen=True):
     # Messages the mailbox holds before senders wait (or get "busy").
     capacity: int = 1024
     # Most messages handled in one turn, and so committed in one transaction.
@@ -35,13 +35,13 @@ class MailboxConfig(_Section):
             raise ValueError("capacity, batch and import_batch must be at least 1")
 
 
-class StoreConfig(_Section):
+class StoreConfig(_Section, frozen=True):
     # SQLite synchronous level. "normal" (with WAL) keeps every committed event through
     # a crash or kill -9 of the daemon; "full" also through a power loss, at a cost.
     synchronous: Literal["normal", "full", "extra"] = "normal"
 
 
-class RestartConfig(_Section):
+class RestartConfig(_Section, frozen=True):
     # A soul that crashes more than max_restarts times within max_seconds is stopped
     # (and reported failed) instead of being restarted again.
     max_restarts: int = 3
@@ -50,7 +50,7 @@ class RestartConfig(_Section):
     shutdown: float = 10.0
 
 
-class SoulConfig(_Section):
+class SoulConfig(_Section, frozen=True):
     # Where SOUL.md, MEMORY.md, TASKS.md live; default: <state dir>/souls/<name>/.
     brain_dir: str | None = None
     mailbox: MailboxConfig = msgspec.field(default_factory=MailboxConfig)

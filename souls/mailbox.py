@@ -153,7 +153,7 @@ class Mailbox(Generic[M]):
             raise self._closed_error() from None
         self._told += 1
 
-    async def ask(self, message: M, timeout: float | None = None) -> Any:
+    async def ask(self, message: M, timeout: float | None = None) -> Any:  # noqa: ASYNC109
         """Send ``message`` and wait for its answer, at most ``timeout`` seconds."""
         future = Future()
         deadline = math.inf if timeout is None else timeout

@@ -19,7 +19,7 @@ class LatencyWindow:
         self.count += 1
 
     def percentile_ms(self, p: float) -> float | None:
-        """Nearest-rank percentile ``p`` (0–100) in ms, or None with no samples."""
+        """Nearest-rank percentile ``p`` (0 to 100) in ms, or None with no samples."""
         if not self._samples:
             return None
         ordered = sorted(self._samples)

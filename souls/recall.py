@@ -1,13 +1,17 @@
 """Recall: rank a soul's visible memories for a query.
 
-Plain functions over the store. Ranking is BM25 (SQLite FTS5) over the shared
-tokenizer; the same input against the same database gives the same output.
+Two stages, both deterministic. SQLite FTS5 fetches candidates using the query's
+discriminating terms (see :mod:`souls.bm25`); every candidate is then scored by exact
+BM25 over *all* the query's terms, and ties go to the older memory. With a small
+index, or a query made only of discriminating terms, the result is exactly the BM25
+top k.
 """
 
 from __future__ import annotations
 
 import msgspec
 
+from souls.bm25 import TermStats
 from souls.results import RecallItem
 from souls.store import Store
 from souls.tokenize import fts_match, query_terms
@@ -20,26 +24,40 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     k: int = 10
     # The most a caller may ask for in one recall.
     max_k: int = 200
+    # Terms found in more than this share of memories only re-rank candidates; they
+    # do not fetch them (they would make every memory a candidate).
+    common_term_share: float = 0.05
+    # Candidates fetched per memory returned (at least 50).
+    candidates_per_result: int = 5
 
     def __post_init__(self) -> None:
         if not 1 <= self.k <= self.max_k:
             raise ValueError("k must be between 1 and max_k")
+        if not 0 < self.common_term_share <= 1 or self.candidates_per_result < 1:
+            raise ValueError("common_term_share must be in (0, 1], candidates_per_result >= 1")
 
 
-async def recall(store: Store, query: str, k: int) -> list[RecallItem]:
-    """The ``k`` best visible memories for ``query``; empty when it has no terms."""
-    match = fts_match(query_terms(query))
-    if not match:
+async def recall(
+    store: Store, stats: TermStats, config: RecallConfig, query: str, k: int
+) -> list[RecallItem]:
+    """The ``k`` best visible memories for ``query``; empty when nothing matches."""
+    terms = [term for term in query_terms(query) if stats.df(term)]
+    if not terms:
         return []
-    hits = await store.search(match, k)
+    probe = stats.discriminating(terms, config.common_term_share)
+    hits = await store.search(fts_match(probe), max(k * config.candidates_per_result, 50))
+    ranked = sorted(
+        ((stats.score(terms, hit.doc.split()), hit) for hit in hits),
+        key=lambda pair: (-pair[0], pair[1].memory_id),
+    )
     return [
         RecallItem(
             id=hit.memory_id,
             kind=hit.kind,
             text=hit.text,
-            score=round(hit.score, 4),
+            score=round(score, 6),
             via="bm25",
             refs=[hit.ref] if hit.ref is not None else [],
         )
-        for hit in hits
+        for score, hit in ranked[:k]
     ]

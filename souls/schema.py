@@ -56,6 +56,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         -- Visible memories only: hiding a memory deletes its row here. The document
         -- is the shared tokenizer's output joined by spaces, hence the ascii tokenizer.
         CREATE VIRTUAL TABLE memory_fts USING fts5 (doc, tokenize = 'ascii');
+        -- Per-term document counts of memory_fts, read to rebuild recall's BM25 stats.
+        CREATE VIRTUAL TABLE memory_vocab USING fts5vocab (memory_fts, 'row');
 
         CREATE TABLE counters (
             name  TEXT PRIMARY KEY,

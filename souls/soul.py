@@ -26,6 +26,7 @@ import anyio
 import anyio.abc
 import structlog
 
+from souls.bm25 import TermStats
 from souls.brain import Brain
 from souls.clock import Clock
 from souls.config import SoulConfig
@@ -36,7 +37,14 @@ from souls.mailbox import Envelope, Mailbox
 from souls.messages import Context, Crash, Import, Message, Observe, Recall, Stats
 from souls.metrics import LatencyWindow
 from souls.recall import recall
-from souls.results import ImportResult, PushResult, RecallResult, Rejection, SoulStats
+from souls.results import (
+    ImportResult,
+    PushResult,
+    RecallItem,
+    RecallResult,
+    Rejection,
+    SoulStats,
+)
 from souls.store import NewEvent, Store
 from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
 from supervisor.tree import shielded_cleanup
@@ -61,6 +69,8 @@ class Soul:
         self._rejected: Counter[str] = Counter()
         self._log = structlog.get_logger("soupd.soul")
         self._store: Store | None = None
+        # Derived from the index on first recall, then kept current on every append.
+        self._terms: TermStats | None = None
 
     async def run(
         self,
@@ -181,16 +191,20 @@ class Soul:
 
         if fresh or counters:
             ids = await store.append([new for _, new in fresh], counters)
+            if self._terms is not None:
+                self._terms.add(new.doc.split() for _, new in fresh)
             for (index, new), event_id in zip(fresh, ids, strict=True):
                 outcomes[index] = PushResult(event_id, new.salience, "stored")
             for index, position in repeats:
-                first_index, first = fresh[position]
+                first = fresh[position][1]
                 outcomes[index] = PushResult(ids[position], first.salience, "duplicate")
         assert all(o is not None for o in outcomes)
         return outcomes  # type: ignore[return-value]
 
     async def _handle(self, envelope: Envelope[Message]) -> None:
         message, reply = envelope.message, envelope.reply
+        if isinstance(message, Crash):
+            raise InjectedFault(f"injected fault in soul {self.name!r}: {message.reason}")
         try:
             match message:
                 case Import(events=events):
@@ -201,12 +215,8 @@ class Soul:
                     result = await self._context(query)
                 case Stats():
                     result = await self._stats()
-                case Crash(reason=reason):
-                    raise InjectedFault(f"injected fault in soul {self.name!r}: {reason}")
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
-        except InjectedFault:
-            raise
         except SoupdError as error:
             if reply is not None:
                 reply.fail(error)
@@ -257,14 +267,20 @@ class Soul:
     async def _recall(self, query: str, k: int | None) -> RecallResult:
         limit = self._k(k)
         started = time.perf_counter()
-        items = await recall(self._require_store(), query, limit)
+        items = await self._recall_items(query, limit)
         self._recall_latency.add(time.perf_counter() - started)
         return RecallResult(items)
 
+    async def _recall_items(self, query: str, k: int) -> list[RecallItem]:
+        store = self._require_store()
+        if self._terms is None:
+            self._terms = await store.term_stats()
+        return await recall(store, self._terms, self.config.recall, query, k)
+
     async def _context(self, query: str | None) -> object:
-        recalled = []
+        recalled: list[RecallItem] = []
         if query:
-            recalled = await recall(self._require_store(), query, self.config.context.recall_k)
+            recalled = await self._recall_items(query, self.config.context.recall_k)
         result = assemble(
             self.config.context,
             identity=await self._brain.identity(),

@@ -27,6 +27,7 @@ from typing import Literal
 import aiosqlite
 import anyio
 
+from souls.bm25 import TermStats
 from souls.schema import MIGRATIONS
 
 __all__ = ["Hit", "NewEvent", "Store", "StoreCounts", "Synchronous"]
@@ -63,6 +64,7 @@ class Hit:
     score: float
     ref: str | None
     event_id: int | None
+    doc: str  # the indexed document (tokens joined by spaces)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,8 @@ class Store:
 
     async def _migrate(self) -> None:
         await self._db.execute(
-            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+            "CREATE TABLE IF NOT EXISTS migrations"
+            " (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
         )
         async with self._db.execute("SELECT name FROM migrations") as cursor:
             applied = {row[0] for row in await cursor.fetchall()}
@@ -146,9 +149,8 @@ class Store:
             chunk = refs[start : start + 500]
             marks = ",".join("?" * len(chunk))
             sql = f"SELECT ref, id, salience FROM events WHERE ref IN ({marks})"
-            async with self._db.execute(sql, chunk) as cursor:
-                for ref, event_id, salience in await cursor.fetchall():
-                    found[ref] = (event_id, salience)
+            for ref, event_id, salience in await self._db.execute_fetchall(sql, chunk):
+                found[ref] = (event_id, salience)
         return found
 
     async def append(
@@ -213,27 +215,38 @@ class Store:
     async def search(self, match: str, limit: int) -> list[Hit]:
         """Visible memories matching the FTS5 expression ``match``, best first."""
         sql = """
-            SELECT m.id, m.kind, m.text, m.salience, -f.rank, e.ref, m.event_id
-            FROM (SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ?
+            SELECT m.id, m.kind, m.text, m.salience, -f.rank, e.ref, m.event_id, f.doc
+            FROM (SELECT rowid, rank, doc FROM memory_fts WHERE memory_fts MATCH ?
                   ORDER BY rank LIMIT ?) AS f
             JOIN memories AS m ON m.id = f.rowid
             LEFT JOIN events AS e ON e.id = m.event_id
             ORDER BY f.rank
         """
-        async with self._db.execute(sql, (match, limit)) as cursor:
-            rows = await cursor.fetchall()
+        rows = await self._db.execute_fetchall(sql, (match, limit))
         return [Hit(*row) for row in rows]
 
     async def recent_memories(self, limit: int) -> list[Hit]:
         """The newest visible memories, newest first (score 0)."""
         sql = """
-            SELECT m.id, m.kind, m.text, m.salience, 0.0, e.ref, m.event_id
+            SELECT m.id, m.kind, m.text, m.salience, 0.0, e.ref, m.event_id, ''
             FROM memories AS m LEFT JOIN events AS e ON e.id = m.event_id
             WHERE m.hidden_at IS NULL ORDER BY m.id DESC LIMIT ?
         """
-        async with self._db.execute(sql, (limit,)) as cursor:
-            rows = await cursor.fetchall()
+        rows = await self._db.execute_fetchall(sql, (limit,))
         return [Hit(*row) for row in rows]
+
+    async def term_stats(self) -> TermStats:
+        """BM25 statistics of the visible index, read from the FTS5 vocabulary."""
+        df: dict[str, int] = {}
+        tokens = 0
+        async with self._db.execute("SELECT term, doc, cnt FROM memory_vocab") as cursor:
+            for term, documents, count in await cursor.fetchall():
+                df[term] = documents
+                tokens += count
+        async with self._db.execute("SELECT count(*) FROM memory_fts") as cursor:
+            row = await cursor.fetchone()
+        assert row is not None
+        return TermStats(df, documents=row[0], tokens=tokens)
 
     async def counts(self) -> StoreCounts:
         sql = """

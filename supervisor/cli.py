@@ -25,7 +25,6 @@ from supervisor.paths import locate
 __all__ = ["main"]
 
 
-
 def main(argv: Sequence[str] | None = None) -> int:
     _check_packages()
     args = _parser().parse_args(argv)
@@ -191,7 +190,9 @@ def _recall(args: argparse.Namespace) -> int:
         rows = []
         for item in r["items"]:
             refs = f"  refs: {', '.join(item['refs'])}" if item["refs"] else ""
-            rows.append(f"[m{item['id']}] {item['score']:7.3f} {item['via']:<8} {item['text']}{refs}")
+            rows.append(
+                f"[m{item['id']}] {item['score']:7.3f} {item['via']:<8} {item['text']}{refs}"
+            )
         return "\n".join(rows)
 
     return _print(args, result, human)

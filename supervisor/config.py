@@ -37,14 +37,14 @@ class _Section(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=
     pass
 
 
-class PathsConfig(_Section):
+class PathsConfig(_Section, frozen=True):
     # Where soul databases and brains live; default $XDG_STATE_HOME/soupd.
     state_dir: str | None = None
     # Where the per-soul TOML files are; default: souls/ beside this file.
     souls_dir: str | None = None
 
 
-class SocketConfig(_Section):
+class SocketConfig(_Section, frozen=True):
     # Socket path; default $XDG_RUNTIME_DIR/soupd/soupd.sock (--socket and $SOUPD_SOCKET win).
     path: str | None = None
     # File mode of the socket, octal: "0600" for a user install, "0660" with a group.
@@ -60,21 +60,23 @@ class SocketConfig(_Section):
         try:
             mode = int(self.mode, 8)
         except ValueError:
-            raise ValueError(f"mode {self.mode!r} is not an octal number like \"0600\"") from None
+            raise ValueError(f'mode {self.mode!r} is not an octal number like "0600"') from None
         if mode & ~0o777 or mode & 0o007:
-            raise ValueError(f"mode {self.mode!r} must not grant access to others; use 0600 or 0660")
+            raise ValueError(
+                f"mode {self.mode!r} must not grant access to others; use 0600 or 0660"
+            )
         if self.max_frame_bytes < 1024 or self.max_in_flight < 1:
             raise ValueError("max_frame_bytes must be >= 1024 and max_in_flight >= 1")
 
 
-class LogConfig(_Section):
+class LogConfig(_Section, frozen=True):
     # Lowest level written: debug, info, warning, error.
     level: Literal["debug", "info", "warning", "error"] = "info"
     # "auto": console rendering on a TTY, JSON lines otherwise.
     format: Literal["auto", "json", "console"] = "auto"
 
 
-class SupervisionConfig(_Section):
+class SupervisionConfig(_Section, frozen=True):
     # Restart intensity of the daemon's own tree: more restarts than this within
     # max_seconds and the daemon exits non-zero (so systemd restarts it).
     max_restarts: int = 3
@@ -83,12 +85,12 @@ class SupervisionConfig(_Section):
     shutdown: float = 10.0
 
 
-class TestingConfig(_Section):
+class TestingConfig(_Section, frozen=True):
     # Enables the debug.crash method, which makes a soul raise (to test supervision).
     fault_injection: bool = False
 
 
-class DaemonConfig(_Section):
+class DaemonConfig(_Section, frozen=True):
     paths: PathsConfig = msgspec.field(default_factory=PathsConfig)
     socket: SocketConfig = msgspec.field(default_factory=SocketConfig)
     log: LogConfig = msgspec.field(default_factory=LogConfig)
@@ -202,4 +204,3 @@ def _resolve(base: Path, configured: str | None, default: Path) -> Path:
         return default
     path = Path(configured).expanduser()
     return path if path.is_absolute() else base / path
-

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -85,7 +85,7 @@ class SoulHandle:
             max_seconds=restart.max_seconds,
         )
 
-        async def host(task_status: anyio.abc.TaskStatus[None]) -> None:
+        async def host(task_status: anyio.abc.TaskStatus[Any]) -> None:
             try:
                 await own.run(task_status=task_status)
             except RestartIntensityExceeded as exc:
