@@ -53,7 +53,7 @@ are was were be been being am do does did done have has had having i me my you y
 he him his she her it its we our they them their this that these those what which who
 whom whose how when where why there here will would can could should shall may might
 must not no nor
-""".split()  # noqa: SIM905 (a prose list reads better)
+""".split()
 
 # PyStemmer instances must not be used by two threads at once: one per thread, made on
 # first use. They and the cached stemmed stopwords are the module's only state.
