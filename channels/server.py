@@ -32,7 +32,13 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from channels.methods import Methods
 from channels.protocol import decode_request, encode_error, encode_result
 from souls.mailbox import CallbackReply
-from supervisor.errors import AlreadyRunning, FrameTooLarge, PeerRefused, SoupdError
+from supervisor.errors import (
+    AlreadyRunning,
+    FrameTooLarge,
+    PeerRefused,
+    SoulUnavailable,
+    SoupdError,
+)
 from supervisor.tree import shielded_cleanup
 
 __all__ = ["Server", "ServerConfig"]
@@ -193,6 +199,11 @@ class _Connection:
         reply = CallbackReply(self._reply(request.id))
         try:
             await self._server.methods.dispatch(request.method, request.params, reply)
+        except anyio.get_cancelled_exc_class():
+            # Shutting down while waiting for room in a mailbox: the request was not
+            # queued, so say so rather than leave it unanswered.
+            reply.fail(SoulUnavailable("soupd is shutting down; send this again once it is back"))
+            raise
         except SoupdError as error:
             reply.fail(error)
         except Exception:  # noqa: BLE001 - a bug in one method must not end the connection

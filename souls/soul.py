@@ -17,6 +17,7 @@ small classes (intake, recall, context). Invariants:
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -193,8 +194,12 @@ class Soul:
             ids = await store.append([new for _, new in fresh], counters)
             if self._terms is not None:
                 self._terms.add(new.doc.split() for _, new in fresh)
+            debug = self._log.is_enabled_for(logging.DEBUG)
             for (index, new), event_id in zip(fresh, ids, strict=True):
                 outcomes[index] = PushResult(event_id, new.salience, "stored")
+                if debug:
+                    with structlog.contextvars.bound_contextvars(event_id=event_id):
+                        self._log.debug("event.stored", salience=new.salience, ref=new.ref)
             for index, position in repeats:
                 first = fresh[position][1]
                 outcomes[index] = PushResult(ids[position], first.salience, "duplicate")

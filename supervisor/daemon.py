@@ -91,6 +91,7 @@ class Daemon:
                 socket=str(self.settings.socket),
                 pid=os.getpid(),
             )
+        _log.info("daemon.stopped")
 
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
