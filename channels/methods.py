@@ -19,7 +19,7 @@ from souls.events import EventIn
 from souls.mailbox import CallbackReply, Reply
 from souls.messages import Context, Crash, Import, Message, Recall, Stats
 from souls.messages import Observe as ObserveMessage
-from souls.results import ImportResult, Rejection
+from souls.results import MAX_REASONS, ImportResult, Rejection
 from supervisor.errors import SoupdError, UnknownMethod
 from supervisor.registry import Registry
 
@@ -128,7 +128,9 @@ class Methods:
                 return
             assert isinstance(value, ImportResult)
             reasons = [Rejection(positions[r.index], r.code, r.message) for r in value.reasons]
-            value.reasons = sorted(bad + reasons, key=lambda r: r.index)
+            merged = sorted(bad + reasons, key=lambda r: r.index)
+            value.reasons = merged[:MAX_REASONS]
+            value.reasons_truncated = value.reasons_truncated or len(merged) > MAX_REASONS
             value.rejected += len(bad)
             reply.resolve(value)
 

@@ -59,7 +59,18 @@ _encoder = msgspec.json.Encoder()
 
 
 def decode_request(frame: bytes) -> Request:
-    """Decode one frame (without its newline). Raises MalformedFrame."""
+    """Decode one frame (without its newline). Raises MalformedFrame.
+
+    The whole frame must be UTF-8: ``params`` is kept raw until its method decodes
+    it, so it is checked here, once, rather than left to each method.
+    """
+    if not frame.isascii():
+        try:
+            frame.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedFrame(
+                f"frame is not valid UTF-8 (byte {exc.start}); send UTF-8 JSON, one object a line"
+            ) from None
     try:
         return _request_decoder.decode(frame)
     except msgspec.ValidationError as exc:

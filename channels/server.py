@@ -41,7 +41,7 @@ from supervisor.errors import (
 )
 from supervisor.tree import shielded_cleanup
 
-__all__ = ["Server", "ServerConfig"]
+__all__ = ["Server", "ServerConfig", "prepare_socket_path"]
 
 _log = structlog.get_logger("soupd.socket")
 
@@ -75,7 +75,7 @@ class Server:
     ) -> None:
         """Listen until cancelled; ``started()`` once the socket accepts connections."""
         path = self.config.path
-        await _clear_stale_socket(path)
+        await prepare_socket_path(path)
         listener = await anyio.create_unix_listener(path, mode=self.config.mode)
         identity = os.stat(path)
         try:
@@ -275,7 +275,7 @@ def _peer_credentials(stream: anyio.abc.SocketStream) -> tuple[int, int, int]:
     return pid, uid, gid
 
 
-async def _clear_stale_socket(path: Path) -> None:
+async def prepare_socket_path(path: Path) -> None:
     """Remove a socket file left by a dead daemon; refuse to touch a live one."""
     await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True, mode=0o700)
     try:

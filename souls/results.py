@@ -7,6 +7,7 @@ from typing import Literal
 import msgspec
 
 __all__ = [
+    "MAX_REASONS",
     "ContextResult",
     "ImportResult",
     "PushResult",
@@ -16,6 +17,10 @@ __all__ = [
     "Section",
     "SoulStats",
 ]
+
+
+# Most rejection reasons one import reply lists (the count is always complete).
+MAX_REASONS = 100
 
 
 class PushResult(msgspec.Struct, frozen=True):

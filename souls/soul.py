@@ -39,6 +39,7 @@ from souls.messages import Context, Crash, Import, Message, Observe, Recall, Sta
 from souls.metrics import LatencyWindow
 from souls.recall import recall
 from souls.results import (
+    MAX_REASONS,
     ImportResult,
     PushResult,
     RecallItem,
@@ -52,7 +53,6 @@ from supervisor.tree import shielded_cleanup
 
 __all__ = ["Soul"]
 
-_MAX_REASONS = 100
 Outcome = PushResult | SoupdError
 
 
@@ -237,7 +237,7 @@ class Soul:
             for offset, outcome in enumerate(outcomes):
                 if isinstance(outcome, SoupdError):
                     result.rejected += 1
-                    if len(result.reasons) < _MAX_REASONS:
+                    if len(result.reasons) < MAX_REASONS:
                         result.reasons.append(
                             Rejection(start + offset, outcome.code, outcome.message)
                         )

@@ -26,7 +26,7 @@ import anyio.abc
 import structlog
 
 from channels.methods import Methods
-from channels.server import Server, ServerConfig
+from channels.server import Server, ServerConfig, prepare_socket_path
 from souls.clock import Clock, SystemClock
 from souls.mailbox import Mailbox
 from supervisor.config import Settings
@@ -69,6 +69,8 @@ class Daemon:
         if self.settings.socket.parent.name.startswith("soupd-"):
             check_private_dir(self.settings.socket.parent)
         check_socket_path(self.settings.socket)
+        # Refuse early, before any soul opens its database, if another daemon is live.
+        await prepare_socket_path(self.settings.socket)
         supervision = self.settings.daemon.supervision
         root = Supervisor(
             "soupd",

@@ -16,6 +16,7 @@ import anyio
 import msgspec
 
 from channels.client import Client
+from supervisor.errors import ClientError
 
 __all__ = ["import_file"]
 
@@ -49,7 +50,11 @@ async def import_file(socket: Path, soul: str, file: Path, progress: bool) -> di
         lines: list[int] = []
         size = 0
         number = 0
-        async with await anyio.open_file(file, "rb") as handle:
+        try:
+            handle = await anyio.open_file(file, "rb")
+        except OSError as exc:
+            raise ClientError(f"cannot read {file}: {exc.strerror or exc}") from None
+        async with handle:
             async for raw in handle:
                 number += 1
                 line = raw.strip()

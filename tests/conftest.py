@@ -1,0 +1,54 @@
+"""Shared fixtures.
+
+End-to-end fixtures start the real daemon (``soupd start``, the console script next to
+this interpreter) in a subprocess with its own XDG directories and speak its real Unix
+socket; the machinery lives in ``tests/e2e/harness.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2e.harness import FAULT_INJECTION, Daemon, Home, StartSoupd
+
+
+@pytest.fixture
+def soupd_home(tmp_path: Path) -> Iterator[Home]:
+    """Empty XDG config/state/runtime directories for one daemon (no soupd.toml, no souls)."""
+    home = Home(tmp_path / "home")
+    yield home
+    home.cleanup()
+
+
+@pytest.fixture
+def start_soupd(soupd_home: Home) -> Iterator[StartSoupd]:
+    """``start_soupd(*global_args)`` starts a daemon on ``soupd_home`` and returns once it
+    is ready; call it again after a stop to restart on the same state.
+
+    At teardown every daemon still running gets SIGTERM and must exit 0 within the
+    harness's bound (it is killed, and the test fails, otherwise).
+    """
+    daemons: list[Daemon] = []
+
+    def start(*args: str) -> Daemon:
+        daemon = Daemon.start(soupd_home, *args)
+        daemons.append(daemon)
+        return daemon
+
+    yield start
+    for daemon in daemons:
+        if daemon.proc.poll() is None:
+            code = daemon.stop()
+            assert code == 0, f"soupd exited with {code} on SIGTERM:\n{daemon.output()}"
+
+
+@pytest.fixture
+def soupd(soupd_home: Home, start_soupd: StartSoupd) -> Daemon:
+    """A running daemon with two souls, ``alpha`` and ``beta`` (all defaults), and fault
+    injection on (``debug.crash``)."""
+    soupd_home.write_config(FAULT_INJECTION)
+    soupd_home.add_soul("alpha")
+    soupd_home.add_soul("beta")
+    return start_soupd()
