@@ -47,9 +47,10 @@ class TermStats:
         value = math.log((self.documents - n + 0.5) / (n + 0.5))
         return value if value > 0 else _IDF_FLOOR
 
-    def discriminating(self, terms: Sequence[str], fraction: float) -> list[str]:
-        """The terms found in at most ``fraction`` of the documents (at least one term)."""
-        limit = fraction * self.documents
+    def discriminating(self, terms: Sequence[str], fraction: float, floor: int) -> list[str]:
+        """The terms in at most ``fraction`` of the documents or ``floor`` documents,
+        whichever is more; the rarest term when there is none."""
+        limit = max(fraction * self.documents, floor)
         rare = [t for t in terms if self.df(t) <= limit]
         return rare or [min(terms, key=self.df)]
 

@@ -49,6 +49,10 @@ class RestartConfig(_Section, frozen=True):
     # Seconds a stopping soul may spend draining its mailbox and committing.
     shutdown: float = 10.0
 
+    def __post_init__(self) -> None:
+        if self.max_restarts < 0 or self.max_seconds <= 0 or self.shutdown < 0:
+            raise ValueError("max_restarts must be >= 0, max_seconds > 0 and shutdown >= 0")
+
 
 class SoulConfig(_Section, frozen=True):
     # Where SOUL.md, MEMORY.md, TASKS.md live; default: <state dir>/souls/<name>/.

@@ -32,6 +32,11 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     # How many memories a context with a query recalls.
     recall_k: int = 8
 
+    def __post_init__(self) -> None:
+        budgets = (self.identity_chars, self.summary_chars, self.recalled_chars)
+        if min(budgets) < 0 or self.total_chars < 0 or self.recall_k < 1:
+            raise ValueError("budgets must be >= 0 and recall_k >= 1")
+
 
 def assemble(
     config: ContextConfig, *, identity: str, summary: str, recalled: Sequence[RecallItem]

@@ -13,7 +13,8 @@ Invariants:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -96,6 +97,9 @@ class CallbackReply(Reply):
 class Envelope(Generic[M]):
     message: M
     reply: Reply | None = None
+    # Set by the receiver once the message has been fully handled, so a turn that is
+    # interrupted can be finished without handling anything twice.
+    done: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +125,8 @@ class Mailbox(Generic[M]):
         self._receive = receive
         self._told = 0
         self._busy = 0
+        self._redelivered: deque[Envelope[M]] = deque()
+        self._ended = False
 
     async def tell(self, message: M, reply: Reply | None = None) -> None:
         """Queue ``message``, waiting for room. Raises SoulUnavailable once closed.
@@ -169,49 +175,76 @@ class Mailbox(Generic[M]):
     async def receive_batch(self, limit: int) -> list[Envelope[M]]:
         """Wait for at least one envelope, then take up to ``limit`` without waiting.
 
-        Raises ``anyio.EndOfStream`` once the mailbox is closed and empty.
+        Redelivered envelopes (see :meth:`redeliver`) come first. Raises
+        ``anyio.EndOfStream`` once the mailbox is closed and empty.
         """
-        first = await self._receive.receive()
-        batch = [first]
-        receive_nowait = self._receive.receive_nowait
-        while len(batch) < limit:
-            try:
-                batch.append(receive_nowait())
-            except (anyio.WouldBlock, anyio.EndOfStream):
-                break
-        return batch
+        batch = self.receive_ready(limit)
+        if batch:
+            return batch
+        if self._ended:
+            raise anyio.EndOfStream
+        try:
+            batch.append(await self._receive.receive())
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._end()
+            raise anyio.EndOfStream from None
+        return batch + self.receive_ready(limit - 1)
 
     def receive_ready(self, limit: int) -> list[Envelope[M]]:
         """Up to ``limit`` envelopes that are queued right now; never waits."""
         batch: list[Envelope[M]] = []
-        while len(batch) < limit:
+        while self._redelivered and len(batch) < limit:
+            batch.append(self._redelivered.popleft())
+        receive_nowait = self._receive.receive_nowait
+        while len(batch) < limit and not self._ended:
             try:
-                batch.append(self._receive.receive_nowait())
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                batch.append(receive_nowait())
+            except anyio.WouldBlock:
                 break
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                self._end()
         return batch
+
+    def _end(self) -> None:
+        """Closed and drained: release the receiving side too."""
+        self._ended = True
+        self._receive.close()
+
+    def redeliver(self, envelopes: Iterable[Envelope[M]]) -> None:
+        """Put envelopes back at the head of the queue, in order.
+
+        For a receiver that crashed with a batch in hand: the mail it had not got to is
+        handled by its next incarnation instead of being lost. At most one batch is
+        ever held here, so the bound on the mailbox stays a bound.
+        """
+        self._redelivered.extendleft(reversed(list(envelopes)))
 
     def close(self) -> None:
         """Refuse new mail; queued mail can still be received."""
         self._send.close()
 
+    def discard(self, error: SoupdError) -> int:
+        """Close for good: refuse new mail, fail what is queued, release both ends."""
+        self.close()
+        return self.fail_pending(error)
+
     def fail_pending(self, error: SoupdError) -> int:
         """Fail every queued envelope's reply with ``error``; returns how many."""
         failed = 0
         while True:
-            try:
-                envelope = self._receive.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+            batch = self.receive_ready(256)
+            if not batch:
                 return failed
-            if envelope.reply is not None:
-                envelope.reply.fail(error)
-            failed += 1
+            for envelope in batch:
+                if envelope.reply is not None:
+                    envelope.reply.fail(error)
+            failed += len(batch)
 
     def statistics(self) -> MailboxStatistics:
         stats = self._send.statistics()
         return MailboxStatistics(
             capacity=self.capacity,
-            queued=stats.current_buffer_used,
+            queued=stats.current_buffer_used + len(self._redelivered),
             told=self._told,
             rejected_busy=self._busy,
         )

@@ -3,8 +3,8 @@
 Two stages, both deterministic. SQLite FTS5 fetches candidates using the query's
 discriminating terms (see :mod:`souls.bm25`); every candidate is then scored by exact
 BM25 over *all* the query's terms, and ties go to the older memory. With a small
-index, or a query made only of discriminating terms, the result is exactly the BM25
-top k.
+index (no term in more than ``common_term_floor`` memories), or a query made only of
+discriminating terms, the result is exactly the BM25 top k.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     # Terms found in more than this share of memories only re-rank candidates; they
     # do not fetch them (they would make every memory a candidate).
     common_term_share: float = 0.05
+    # ... but a term found in no more than this many memories always fetches: scoring a
+    # few hundred candidates is cheap, and on a small soul recall stays exact BM25.
+    common_term_floor: int = 500
     # Candidates fetched per memory returned (at least 50).
     candidates_per_result: int = 5
 
@@ -35,6 +38,8 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             raise ValueError("k must be between 1 and max_k")
         if not 0 < self.common_term_share <= 1 or self.candidates_per_result < 1:
             raise ValueError("common_term_share must be in (0, 1], candidates_per_result >= 1")
+        if self.common_term_floor < 0:
+            raise ValueError("common_term_floor must be >= 0")
 
 
 async def recall(
@@ -44,7 +49,7 @@ async def recall(
     terms = [term for term in query_terms(query) if stats.df(term)]
     if not terms:
         return []
-    probe = stats.discriminating(terms, config.common_term_share)
+    probe = stats.discriminating(terms, config.common_term_share, config.common_term_floor)
     hits = await store.search(fts_match(probe), max(k * config.candidates_per_result, 50))
     ranked = sorted(
         ((stats.score(terms, hit.doc.split()), hit) for hit in hits),

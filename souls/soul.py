@@ -7,9 +7,10 @@ small classes (intake, recall, context). Invariants:
   ``Observe`` messages are gated together and committed in one transaction (group
   commit); each is acknowledged only after that transaction committed. Any other
   message first flushes the observations before it, so mail keeps its order.
-* A crash fails the unsettled replies of the turn in flight (their events were not
-  committed) and propagates to the supervisor, which restarts the soul from its
-  database; the mailbox, and the mail queued in it, outlive the crash.
+* A crash fails the replies of the message(s) that caused it (nothing of them was
+  committed), hands the rest of the turn back to the mailbox, and propagates to the
+  supervisor, which restarts the soul from its database; the mailbox, and the mail
+  in it, outlive the crash.
 * On cancellation (the supervisor stopping the soul) the turn in flight and the mail
   already queued are finished within the soul's shutdown budget before the store
   closes: a shutdown never drops an event that was queued.
@@ -72,6 +73,8 @@ class Soul:
         self._store: Store | None = None
         # Derived from the index on first recall, then kept current on every append.
         self._terms: TermStats | None = None
+        # What the turn is handling right now: what a crash is blamed on.
+        self._current: Sequence[Envelope[Message]] = ()
 
     async def run(
         self,
@@ -99,13 +102,18 @@ class Soul:
                 await self._drain(mailbox, batch)
             raise
         except BaseException:
+            # The message(s) being handled caused the crash: fail them (nothing of them
+            # was committed). The rest of the turn goes back to the mailbox for the
+            # restarted soul, so a crash costs only the mail that caused it.
             crashed = SoulUnavailable(
                 f"soul {self.name!r} crashed while handling this request and is restarting; "
                 "nothing of it was stored, send it again"
             )
-            for envelope in batch:
+            for envelope in self._current:
                 if envelope.reply is not None:
                     envelope.reply.fail(crashed)
+                envelope.done = True
+            mailbox.redeliver(e for e in batch if not e.done)
             raise
         finally:
             self._store = None
@@ -114,7 +122,7 @@ class Soul:
 
     async def _drain(self, mailbox: Mailbox[Message], in_flight: list[Envelope[Message]]) -> None:
         """Finish the interrupted turn and the queued mail (already inside a shield)."""
-        pending = [e for e in in_flight if e.reply is None or not e.reply.settled]
+        pending = [e for e in in_flight if not e.done]
         while True:
             pending.extend(mailbox.receive_ready(self.config.mailbox.batch))
             if not pending:
@@ -133,9 +141,11 @@ class Soul:
             if observed:
                 await self._observe(observed)
                 observed = []
+            self._current = (envelope,)
             await self._handle(envelope)
         if observed:
             await self._observe(observed)
+        self._current = ()
         self._log.info(
             "soul.turn",
             messages=len(batch),
@@ -143,9 +153,11 @@ class Soul:
         )
 
     async def _observe(self, envelopes: Sequence[Envelope[Message]]) -> None:
+        self._current = envelopes
         events = [e.message.event for e in envelopes if isinstance(e.message, Observe)]
         outcomes = await self._ingest(events)
         for envelope, outcome in zip(envelopes, outcomes, strict=True):
+            envelope.done = True
             if envelope.reply is None:
                 continue
             if isinstance(outcome, SoupdError):
@@ -192,8 +204,6 @@ class Soul:
 
         if fresh or counters:
             ids = await store.append([new for _, new in fresh], counters)
-            if self._terms is not None:
-                self._terms.add(new.doc.split() for _, new in fresh)
             debug = self._log.is_enabled_for(logging.DEBUG)
             for (index, new), event_id in zip(fresh, ids, strict=True):
                 outcomes[index] = PushResult(event_id, new.salience, "stored")
@@ -203,6 +213,8 @@ class Soul:
             for index, position in repeats:
                 first = fresh[position][1]
                 outcomes[index] = PushResult(ids[position], first.salience, "duplicate")
+            if self._terms is not None:
+                self._terms.add(new.doc.split() for _, new in fresh)
         assert all(o is not None for o in outcomes)
         return outcomes  # type: ignore[return-value]
 
@@ -213,7 +225,11 @@ class Soul:
         try:
             match message:
                 case Import(events=events):
-                    result: object = await self._import(events)
+                    # Shielded: an import commits chunk by chunk, so an interrupted one
+                    # could not be resumed without storing its first chunks twice.
+                    # Its size is bounded by the frame cap.
+                    with anyio.CancelScope(shield=True):
+                        result: object = await self._import(events)
                 case Recall(query=query, k=k):
                     result = await self._recall(query, k)
                 case Context(query=query):
@@ -223,9 +239,11 @@ class Soul:
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
         except SoupdError as error:
+            envelope.done = True
             if reply is not None:
                 reply.fail(error)
             return
+        envelope.done = True
         if reply is not None:
             reply.resolve(result)
 

@@ -84,6 +84,10 @@ class SupervisionConfig(_Section, frozen=True):
     # Seconds the socket server may spend finishing requests at shutdown.
     shutdown: float = 10.0
 
+    def __post_init__(self) -> None:
+        if self.max_restarts < 0 or self.max_seconds <= 0 or self.shutdown < 0:
+            raise ValueError("max_restarts must be >= 0, max_seconds > 0 and shutdown >= 0")
+
 
 class TestingConfig(_Section, frozen=True):
     # Enables the debug.crash method, which makes a soul raise (to test supervision).

@@ -43,9 +43,9 @@ def locate(
     home = Path(env.get("HOME") or os.path.expanduser("~"))
     config_file = Path(config or env.get("SOUPD_CONFIG") or "")
     if not (config or env.get("SOUPD_CONFIG")):
-        config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+        config_home = Path(_xdg(env, "XDG_CONFIG_HOME") or home / ".config")
         config_file = config_home / "soupd" / "soupd.toml"
-    state_home = Path(env.get("XDG_STATE_HOME") or home / ".local" / "state")
+    state_home = Path(_xdg(env, "XDG_STATE_HOME") or home / ".local" / "state")
     override = socket or env.get("SOUPD_SOCKET")
     return Locations(
         config_file=config_file.expanduser(),
@@ -57,8 +57,14 @@ def locate(
     )
 
 
+def _xdg(env: Mapping[str, str], name: str) -> str | None:
+    """An XDG variable, ignored when relative (as the XDG base directory spec says)."""
+    value = env.get(name)
+    return value if value and os.path.isabs(value) else None
+
+
 def _runtime_dir(env: Mapping[str, str]) -> Path:
-    runtime = env.get("XDG_RUNTIME_DIR")
+    runtime = _xdg(env, "XDG_RUNTIME_DIR")
     if runtime:
         return Path(runtime) / "soupd"
     return Path("/tmp") / f"soupd-{os.getuid()}"

@@ -62,6 +62,14 @@ class SoulHandle:
             )
         )
 
+    def stop(self) -> None:
+        """The soul was stopped on purpose: refuse new mail, fail what was left."""
+        self.state = "stopped"
+        self.mailbox.close()
+        self.mailbox.fail_pending(
+            SoulUnavailable(f"soul {self.name!r} was stopped; retry once it runs again")
+        )
+
     def _running(self) -> None:
         self.state = "running"
 
@@ -91,8 +99,9 @@ class SoulHandle:
             except RestartIntensityExceeded as exc:
                 self.fail(str(exc.__cause__ or exc))
                 self._log.error("soul.failed", soul=self.name, reason=self.last_error)
-                return
-            self.state = "stopped"
+            except anyio.get_cancelled_exc_class():
+                self.stop()
+                raise
 
         return ChildSpec(f"soul:{self.name}", host, restart="temporary", shutdown=restart.shutdown)
 
@@ -128,6 +137,8 @@ class Registry:
                 f"soul {name!r} has failed ({handle.last_error}); see the daemon log, fix the "
                 "cause and restart the daemon"
             )
+        if handle.state == "stopped":
+            raise SoulUnavailable(f"soul {name!r} is stopped; retry once it runs again")
         return handle
 
     def handles(self) -> list[SoulHandle]:

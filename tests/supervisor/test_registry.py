@@ -1,0 +1,202 @@
+"""Souls hosted as the daemon hosts them: each under its own supervisor, as a temporary
+child of a dynamic ``souls`` supervisor; crashes restart, too many crashes fail the soul."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from souls.clock import FixedClock
+from souls.config import MailboxConfig, RestartConfig, SoulConfig
+from souls.events import EventIn
+from souls.mailbox import Future, Mailbox
+from souls.messages import Crash, Observe, Recall, Stats
+from souls.results import PushResult, RecallResult, SoulStats
+from supervisor.errors import SoulUnavailable, UnknownSoul
+from supervisor.registry import Registry, SoulHandle
+from supervisor.tree import Supervisor
+
+T0 = 1_780_000_000.0
+# Generous window: the test controls how many crashes there are, never how fast.
+BRITTLE = SoulConfig(
+    mailbox=MailboxConfig(batch=1),  # one message per turn: one crash per Crash
+    restart=RestartConfig(max_restarts=2, max_seconds=60.0, shutdown=5.0),
+)
+
+
+# Tests drop mailboxes they never close (a mailbox in a test is often just a fixture),
+# and an open one warns when collected. The fixture below discards leftovers.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Unclosed <MemoryObject(Send|Receive)Stream:ResourceWarning"
+)
+
+
+@pytest.fixture(autouse=True)
+def close_leftover_mailboxes() -> Iterator[None]:
+    """Close what a test left open, so no warning surfaces in somebody else's test.
+
+    A mailbox still referenced after its test (a failure's traceback keeps frames
+    alive) would otherwise warn whenever it is finally collected.
+    """
+    yield
+    for obj in gc.get_objects():
+        if isinstance(obj, Mailbox):
+            obj.discard(SoulUnavailable("the test is over"))
+    gc.collect()
+
+
+def handle(root: Path, name: str, config: SoulConfig) -> SoulHandle:
+    return SoulHandle(
+        name=name,
+        config=config,
+        db_path=root / name / "soul.db",
+        brain_dir=root / name / "brain",
+        mailbox=Mailbox(name, config.mailbox.capacity),
+    )
+
+
+@asynccontextmanager
+async def souls_tree(registry: Registry) -> AsyncIterator[Supervisor]:
+    """The daemon's ``souls`` dynamic supervisor with every handle of ``registry`` started."""
+    souls = Supervisor("souls", max_restarts=1_000_000, max_seconds=1.0)
+    clock = FixedClock(T0)
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            await tg.start(souls.run)
+            for h in registry.handles():
+                await souls.start_child(h.child_spec(clock))
+            yield souls
+            tg.cancel_scope.cancel()
+
+
+async def wait_until(predicate: Callable[[], bool]) -> None:
+    # Handles publish no change events, so tests poll what a caller can observe.
+    with anyio.fail_after(5):
+        while not predicate():  # noqa: ASYNC110
+            await anyio.sleep(0.001)
+
+
+async def ask(h: SoulHandle, message: Any) -> Any:
+    return await h.mailbox.ask(message, timeout=5)
+
+
+def registry_of(*handles: SoulHandle) -> Registry:
+    registry = Registry()
+    for h in handles:
+        registry.add(h)
+    return registry
+
+
+async def test_lookup(tmp_path: Path) -> None:
+    alpha = handle(tmp_path, "alpha", SoulConfig())
+    registry = registry_of(handle(tmp_path, "beta", SoulConfig()), alpha)
+    assert registry.lookup("alpha") is alpha
+    assert [h.name for h in registry.handles()] == ["alpha", "beta"]
+    with pytest.raises(UnknownSoul) as caught:
+        registry.lookup("ghost")
+    assert caught.value.code == "unknown_soul"
+    assert "souls/ghost.toml" in caught.value.message  # how to create it
+
+
+async def test_handles_report_running_once_started(tmp_path: Path) -> None:
+    alpha = handle(tmp_path, "alpha", SoulConfig())
+    assert (alpha.state, alpha.restarts) == ("starting", 0)
+    async with souls_tree(registry_of(alpha)):
+        assert (alpha.state, alpha.restarts, alpha.last_error) == ("running", 0, None)
+        assert await ask(alpha, Observe(EventIn(text="hello"))) == PushResult(1, 0.5, "stored")
+
+
+async def test_a_crashed_soul_is_restarted_with_its_data(tmp_path: Path) -> None:
+    alpha = handle(tmp_path, "alpha", BRITTLE)
+    async with souls_tree(registry_of(alpha)):
+        await ask(alpha, Observe(EventIn(text="remember the zebra", ref="z")))
+        with pytest.raises(SoulUnavailable):
+            await ask(alpha, Crash("first"))
+        await wait_until(lambda: alpha.restarts == 1 and alpha.state == "running")
+        recalled = await ask(alpha, Recall("zebra"))
+        duplicate = await ask(alpha, Observe(EventIn(text="remember the zebra", ref="z")))
+        fresh = await ask(alpha, Observe(EventIn(text="and the lion")))
+    assert isinstance(recalled, RecallResult)
+    assert [item.text for item in recalled.items] == ["remember the zebra"]
+    assert duplicate == PushResult(1, 0.5, "duplicate")
+    assert fresh == PushResult(2, 0.5, "stored")
+    assert alpha.last_error is None
+
+
+async def test_mail_queued_behind_a_crash_is_handled_by_the_next_incarnation(
+    tmp_path: Path,
+) -> None:
+    alpha = handle(tmp_path, "alpha", BRITTLE)
+    async with souls_tree(registry_of(alpha)):
+        crash, behind = Future(), Future()
+        alpha.mailbox.tell_nowait(Crash("once"), crash)
+        alpha.mailbox.tell_nowait(Observe(EventIn(text="queued behind")), behind)
+        with anyio.fail_after(5):
+            assert await behind.wait() == PushResult(1, 0.5, "stored")
+            with pytest.raises(SoulUnavailable):
+                await crash.wait()
+        assert alpha.restarts == 1
+
+
+async def test_too_many_crashes_fail_the_soul_and_spare_its_sibling(tmp_path: Path) -> None:
+    alpha = handle(tmp_path, "alpha", BRITTLE)
+    beta = handle(tmp_path, "beta", BRITTLE)
+    registry = registry_of(alpha, beta)
+    async with souls_tree(registry) as souls:
+        await ask(alpha, Observe(EventIn(text="kept on disk")))
+        await ask(beta, Observe(EventIn(text="beta's own")))
+        # max_restarts = 2: the third crash within the window is one too many. The
+        # message queued behind them is still waiting when the soul gives up.
+        for i in range(3):
+            alpha.mailbox.tell_nowait(Crash(f"crash {i}"))
+        stranded = Future()
+        alpha.mailbox.tell_nowait(Observe(EventIn(text="never handled")), stranded)
+        await wait_until(lambda: alpha.state == "failed")
+
+        assert alpha.restarts == 2
+        assert alpha.last_error is not None
+        assert "crash 2" in alpha.last_error
+        with anyio.fail_after(5), pytest.raises(SoulUnavailable) as caught:
+            await stranded.wait()
+        assert "has failed" in caught.value.message
+        with pytest.raises(SoulUnavailable) as lookup:
+            registry.lookup("alpha")
+        assert lookup.value.code == "soul_unavailable"
+        assert "alpha" in lookup.value.message
+        with pytest.raises(SoulUnavailable):
+            await alpha.mailbox.tell(Observe(EventIn(text="too late")))
+
+        # The sibling under the same dynamic supervisor never noticed.
+        assert registry.lookup("beta") is beta
+        assert (beta.state, beta.restarts) == ("running", 0)
+        assert await ask(beta, Observe(EventIn(text="still here"))) == PushResult(2, 0.5, "stored")
+        beta_stats = await ask(beta, Stats())
+        assert isinstance(beta_stats, SoulStats)
+        assert beta_stats.events == 2
+        assert [c.id for c in souls.which_children()] == ["soul:beta"]
+        assert souls.statistics().running
+    # The failed soul's data is still on disk for the next daemon start.
+    again = handle(tmp_path, "alpha", SoulConfig())
+    async with souls_tree(registry_of(again)):
+        stats = await ask(again, Stats())
+    assert stats.events == 1
+
+
+async def test_a_stopped_soul_reports_stopped(tmp_path: Path) -> None:
+    alpha = handle(tmp_path, "alpha", SoulConfig())
+    beta = handle(tmp_path, "beta", SoulConfig())
+    registry = registry_of(alpha, beta)
+    async with souls_tree(registry) as souls:
+        await ask(alpha, Observe(EventIn(text="one")))
+        await souls.terminate_child("soul:alpha")
+        assert alpha.state == "stopped"
+        # Nobody reads its mailbox any more: a caller must be told so, not left waiting.
+        with pytest.raises(SoulUnavailable):
+            registry.lookup("alpha")
+        assert beta.state == "running"
