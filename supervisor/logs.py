@@ -41,7 +41,7 @@ def configure_logging(
         shared.append(structlog.processors.dict_tracebacks)
         renderer = structlog.processors.JSONRenderer(serializer=_json_serializer)
     else:
-        renderer = structlog.dev.ConsoleRenderer()
+        renderer = structlog.dev.ConsoleRenderer(colors=sys.stdout.isatty())
     numeric = _LEVELS[level]
     structlog.configure(
         processors=[

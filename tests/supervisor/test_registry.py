@@ -200,3 +200,25 @@ async def test_a_stopped_soul_reports_stopped(tmp_path: Path) -> None:
         with pytest.raises(SoulUnavailable):
             registry.lookup("alpha")
         assert beta.state == "running"
+
+
+async def test_a_crash_costs_only_the_mail_that_caused_it(tmp_path: Path) -> None:
+    # One turn holds an event, the crash and another event: the first is committed and
+    # acknowledged before the crash, the crash's reply fails, and the event after it is
+    # handed back to the mailbox and stored by the restarted soul - once each.
+    alpha = handle(tmp_path, "alpha", SoulConfig(restart=BRITTLE.restart))
+    before, crash, after = Future(), Future(), Future()
+    alpha.mailbox.tell_nowait(Observe(EventIn(text="first of the turn", ref="a")), before)
+    alpha.mailbox.tell_nowait(Crash("mid-turn"), crash)
+    alpha.mailbox.tell_nowait(Observe(EventIn(text="third of the turn", ref="b")), after)
+    alpha.mailbox.tell_nowait(Observe(EventIn(text="fire and forget", ref="c")))
+    async with souls_tree(registry_of(alpha)):
+        with anyio.fail_after(5):
+            assert await before.wait() == PushResult(1, 0.5, "stored")
+            with pytest.raises(SoulUnavailable):
+                await crash.wait()
+            assert await after.wait() == PushResult(2, 0.5, "stored")
+        stats = await ask(alpha, Stats())
+    assert alpha.restarts == 1
+    assert isinstance(stats, SoulStats)
+    assert stats.events == 3  # "fire and forget" too, stored exactly once
