@@ -1,7 +1,9 @@
 """Recall latency at 10k and 100k memories, beside a plain BM25 library (bm25s).
 
-A deterministic synthetic corpus (Zipf-distributed vocabulary, 8-24 words a text) is
-imported through the socket into a real daemon, one soul per size. Queries are 2-5
+A deterministic synthetic corpus (Zipf-distributed vocabulary, 8-24 words a text: a
+hard case, full of very common words) or, with ``--locomo PATH``, real conversation
+turns resampled to size, is imported through the socket into a real daemon, one soul
+per size. Queries are 2-5
 words taken from corpus texts. soupd's latency is measured inside the daemon (the
 soul's own recall timer, reported by ``soul.stats``) and end to end over the socket;
 bm25s (``pip install bm25s``) is timed on the same texts and queries, one query at a
@@ -45,6 +47,27 @@ def corpus(count: int, seed: int = 7) -> list[str]:
         " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(8, 24)))
         for _ in range(count)
     ]
+
+
+def locomo_corpus(path: str, count: int, seed: int = 7) -> tuple[list[str], list[str]]:
+    """Real conversation turns (LoCoMo), resampled with their words shuffled up to
+    ``count`` texts, and the benchmark's real questions as queries."""
+    with open(path) as handle:
+        samples = json.load(handle)
+    turns: list[str] = []
+    questions: list[str] = []
+    for sample in samples:
+        for key, session in sample["conversation"].items():
+            if key.startswith("session_") and isinstance(session, list):
+                turns += [turn["text"] for turn in session]
+        questions += [qa["question"] for qa in sample["qa"]]
+    rng = random.Random(seed)
+    texts = list(turns)
+    while len(texts) < count:
+        words = rng.choice(turns).split()
+        rng.shuffle(words)
+        texts.append(" ".join(words))
+    return texts[:count], questions
 
 
 def queries(texts: list[str], count: int, seed: int = 11) -> list[str]:
@@ -125,13 +148,23 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument(
+        "--locomo",
+        metavar="PATH",
+        help="use LoCoMo turns (e.g. ../shared/data/locomo/locomo10-dev.json) instead of "
+        "the synthetic Zipf corpus, and its questions as queries",
+    )
     args = parser.parse_args()
     souls = {f"r{size}": "" for size in args.sizes}
     rows = []
     with running_daemon(souls) as daemon:
         for size in args.sizes:
-            texts = corpus(size)
-            qs = queries(texts, args.queries)
+            if args.locomo:
+                texts, questions = locomo_corpus(args.locomo, size)
+                qs = (questions * (args.queries // len(questions) + 1))[: args.queries]
+            else:
+                texts = corpus(size)
+                qs = queries(texts, args.queries)
             ours = asyncio.run(measure_soupd(str(daemon.socket), f"r{size}", texts, qs, args.k))
             theirs = measure_bm25s(texts, qs, args.k)
             rows.append((size, ours, theirs))

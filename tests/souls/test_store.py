@@ -162,7 +162,6 @@ async def test_search_orders_by_score_and_returns_the_document(tmp_path: Path) -
         for hit in hits:
             text = texts[hit.memory_id - 1]
             assert hit.text == text
-            assert hit.doc == fts_document(text)
             assert hit.ref == f"r-{hit.memory_id - 1}"
             assert hit.event_id == hit.memory_id
             assert hit.kind == "observation"
@@ -171,12 +170,26 @@ async def test_search_orders_by_score_and_returns_the_document(tmp_path: Path) -
         assert await store.search(fts_match(["giraffe"]), 10) == []
 
 
-async def test_recent_memories_newest_first(tmp_path: Path) -> None:
+async def test_candidates_carry_the_indexed_document(tmp_path: Path) -> None:
+    texts = ["the cat sat", "cats and dogs and more cats and cats", "a dog barked"]
     async with opened(tmp_path / "soul.db") as store:
-        await store.append([new_event(f"note {i}") for i in range(5)])
-        recent = await store.recent_memories(3)
-    assert [hit.memory_id for hit in recent] == [5, 4, 3]
-    assert [hit.text for hit in recent] == ["note 4", "note 3", "note 2"]
+        await store.append([new_event(t) for t in texts])
+        found = await store.candidates(fts_match(["cat"]), 10)
+        hits = await store.search(fts_match(["cat"]), 10)
+    assert [c.memory_id for c in found] == [2, 1]
+    assert [c.doc for c in found] == [fts_document(texts[1]), fts_document(texts[0])]
+    assert [c.score for c in found] == [hit.score for hit in hits]
+
+
+async def test_hits_keep_the_order_and_scores_they_are_given(tmp_path: Path) -> None:
+    async with opened(tmp_path / "soul.db") as store:
+        await store.append([new_event(f"note {i}", f"r{i}") for i in range(5)])
+        hits = await store.hits([(4, 2.5), (1, 1.0), (99, 0.5), (3, 0.25)])
+    assert [(h.memory_id, h.score, h.text, h.ref) for h in hits] == [
+        (4, 2.5, "note 3", "r3"),
+        (1, 1.0, "note 0", "r0"),
+        (3, 0.25, "note 2", "r2"),
+    ]
 
 
 async def test_term_stats_match_what_was_appended(tmp_path: Path) -> None:
