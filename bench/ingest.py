@@ -82,19 +82,32 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--window", type=int, default=512)
     parser.add_argument("--synchronous", default="normal", choices=["normal", "full"])
+    parser.add_argument(
+        "--cognition",
+        default="on",
+        choices=["on", "off", "both"],
+        help="run with the soul's cognitive loop on, off (a plain store), or both",
+    )
     args = parser.parse_args()
     payload = frames(args.events, "bench")
-    soul = f'[store]\nsynchronous = "{args.synchronous}"\n'
-    daemon_toml = f"[socket]\nmax_in_flight = {args.window}\n"
-    with running_daemon({"bench": soul}, daemon_toml) as daemon:
-        warm = frames(2000, "bench")
-        warm = [f.replace(b'"ref": "e', b'"ref": "w') for f in warm]
-        asyncio.run(run(str(daemon.socket), warm, args.window))
-        result = asyncio.run(run(str(daemon.socket), payload, args.window))
-    result["synchronous"] = args.synchronous  # type: ignore[assignment]
-    width = max(map(len, result))
-    for key, value in result.items():
-        print(f"{key:<{width}}  {value}")
+    modes = ["on", "off"] if args.cognition == "both" else [args.cognition]
+    results = {}
+    for mode in modes:
+        soul = f"cognition = {'true' if mode == 'on' else 'false'}\n"
+        soul += f'[store]\nsynchronous = "{args.synchronous}"\n'
+        daemon_toml = f"[socket]\nmax_in_flight = {args.window}\n"
+        with running_daemon({"bench": soul}, daemon_toml) as daemon:
+            warm = [f.replace(b'"ref": "e', b'"ref": "w') for f in frames(2000, "bench")]
+            asyncio.run(run(str(daemon.socket), warm, args.window))
+            results[mode] = asyncio.run(run(str(daemon.socket), payload, args.window))
+    keys = list(next(iter(results.values())))
+    print(f"{'':<14}" + "".join(f"{'cognition ' + m:>16}" for m in modes))
+    for key in keys:
+        print(f"{key:<14}" + "".join(f"{results[m].get(key, ''):>16}" for m in modes))
+    if len(modes) == 2:
+        cost = 1 - results["on"]["acked_per_s"] / results["off"]["acked_per_s"]
+        print(f"cognition costs {cost:.1%} of the plain store's acked events/s")
+    print(f"synchronous = {args.synchronous}, window = {args.window}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ pipelined and matched to replies by id).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from channels.protocol import encode_request
 from supervisor.errors import ClientError, DaemonNotRunning, RemoteError
@@ -27,6 +29,7 @@ class _Reply(msgspec.Struct):
     id: int | str | None = None
     result: Any = None
     error: dict[str, str] | None = None
+    output: dict[str, Any] | None = None
 
 
 _decoder = msgspec.json.Decoder(_Reply)
@@ -40,6 +43,8 @@ class Client:
         self._waiting: dict[int, tuple[anyio.Event, list[_Reply]]] = {}
         self._closed: ClientError | None = None
         self._send_lock = anyio.Lock()
+        # Streams opened by ``subscribe``: request id -> where its outputs go.
+        self._streams: dict[int, MemoryObjectSendStream[dict[str, Any]]] = {}
 
     @classmethod
     @asynccontextmanager
@@ -72,9 +77,11 @@ class Client:
 
     async def call(self, method: str, params: Any = None) -> Any:
         """Send one request and return its result; raises RemoteError on an error reply."""
+        return await self._call_with_id(next(self._ids), method, params)
+
+    async def _call_with_id(self, request_id: int, method: str, params: Any) -> Any:
         if self._closed is not None:
             raise self._closed
-        request_id = next(self._ids)
         event = anyio.Event()
         slot: list[_Reply] = []
         self._waiting[request_id] = (event, slot)
@@ -90,6 +97,26 @@ class Client:
         if reply.error is not None:
             raise RemoteError(reply.error.get("code", "error"), reply.error.get("message", ""))
         return reply.result
+
+    @asynccontextmanager
+    async def subscribe(
+        self, souls: list[str] | None = None, kinds: list[str] | None = None, buffer: int = 256
+    ) -> AsyncIterator[MemoryObjectReceiveStream[dict[str, Any]]]:
+        """Stream the daemon's outputs (``{"soul", "kind", "ts", "payload"}``)."""
+        request_id = next(self._ids)
+        send, receive = anyio.create_memory_object_stream[dict[str, Any]](buffer)
+        self._streams[request_id] = send
+        try:
+            await self._call_with_id(
+                request_id,
+                "subscribe",
+                {"souls": souls or [], "kinds": kinds or [], "buffer": buffer},
+            )
+            with receive:
+                yield receive
+        finally:
+            self._streams.pop(request_id, None)
+            send.close()
 
     async def _read_loop(self) -> None:
         buffer = b""
@@ -109,12 +136,22 @@ class Client:
             )
             for event, _slot in self._waiting.values():
                 event.set()
+            for stream in self._streams.values():
+                stream.close()
 
     def _deliver(self, reply: _Reply) -> None:
         if reply.id is None:
             # A reply to no request: the daemon refused the connection or a frame.
             if reply.error is not None:
                 self._closed = RemoteError(reply.error["code"], reply.error["message"])
+            return
+        if reply.output is not None:
+            stream = self._streams.get(reply.id)  # type: ignore[arg-type]
+            if stream is not None:
+                # A reader that keeps up never loses anything: the daemon buffers
+                # for us; only a full local buffer drops (and the daemon reports its own).
+                with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
+                    stream.send_nowait(reply.output)
             return
         waiting = self._waiting.get(reply.id)  # type: ignore[arg-type]
         if waiting is not None:

@@ -15,12 +15,24 @@ from typing import Any
 import msgspec
 
 from channels.protocol import decode_params
-from souls.events import EventIn
+from souls.events import EventIn, event_time
 from souls.mailbox import CallbackReply, Reply
-from souls.messages import Context, Crash, Import, Message, Recall, Stats
+from souls.messages import (
+    Confidence,
+    Context,
+    Crash,
+    Decay,
+    Homeostasis,
+    Import,
+    Message,
+    Recall,
+    Reflect,
+    Stats,
+    Weekly,
+)
 from souls.messages import Observe as ObserveMessage
 from souls.results import MAX_REASONS, ImportResult, Rejection
-from supervisor.errors import SoupdError, UnknownMethod
+from supervisor.errors import InvalidParams, SoupdError, UnknownMethod
 from supervisor.registry import Registry
 
 __all__ = ["Methods"]
@@ -59,6 +71,15 @@ class CrashParams(SoulParams, frozen=True):
     reason: str = "requested over the socket"
 
 
+class DecayParams(SoulParams, frozen=True):
+    # As of when (ISO 8601 or Unix seconds); default: now.
+    now: float | str | None = None
+
+
+class ConfidenceParams(SoulParams, frozen=True):
+    topic: str
+
+
 @dataclass(frozen=True, slots=True)
 class _Method:
     params: type[Any]
@@ -82,6 +103,11 @@ class Methods:
             "event.import": _Method(ImportParams, self._import),
             "recall": _Method(RecallParams, self._recall),
             "context": _Method(ContextParams, self._context),
+            "reflect": _Method(SoulParams, self._reflect),
+            "weekly": _Method(SoulParams, self._weekly),
+            "decay": _Method(DecayParams, self._decay),
+            "homeostasis": _Method(SoulParams, self._homeostasis),
+            "confidence": _Method(ConfidenceParams, self._confidence),
             "soul.list": _Method(NoParams, self._soul_list),
             "soul.stats": _Method(SoulParams, self._soul_stats),
             "daemon.status": _Method(NoParams, self._daemon_status),
@@ -91,7 +117,15 @@ class Methods:
 
     @property
     def names(self) -> list[str]:
-        return sorted(self._table)
+        # "subscribe" streams on the connection itself (channels.server), not here.
+        return sorted([*self._table, "subscribe"])
+
+    def has_soul(self, name: str) -> bool:
+        try:
+            self._registry.lookup(name)
+        except SoupdError:
+            return False
+        return True
 
     async def dispatch(self, method: str, raw: msgspec.Raw, reply: Reply) -> None:
         """Run ``method``; raises SoupdError (which the caller turns into the reply)."""
@@ -141,6 +175,27 @@ class Methods:
 
     async def _context(self, params: ContextParams, reply: Reply) -> None:
         await self._tell(params.soul, Context(params.query), reply)
+
+    async def _reflect(self, params: SoulParams, reply: Reply) -> None:
+        await self._tell(params.soul, Reflect(), reply)
+
+    async def _weekly(self, params: SoulParams, reply: Reply) -> None:
+        await self._tell(params.soul, Weekly(), reply)
+
+    async def _decay(self, params: DecayParams, reply: Reply) -> None:
+        now = None
+        if params.now is not None:
+            try:
+                now = event_time(params.now, 0.0)
+            except ValueError as exc:
+                raise InvalidParams(f"invalid params for decay: {exc}") from None
+        await self._tell(params.soul, Decay(now), reply)
+
+    async def _homeostasis(self, params: SoulParams, reply: Reply) -> None:
+        await self._tell(params.soul, Homeostasis(), reply)
+
+    async def _confidence(self, params: ConfidenceParams, reply: Reply) -> None:
+        await self._tell(params.soul, Confidence(params.topic), reply)
 
     async def _soul_stats(self, params: SoulParams, reply: Reply) -> None:
         handle = self._registry.lookup(params.soul)

@@ -23,6 +23,7 @@ __all__ = [
     "decode_params",
     "decode_request",
     "encode_error",
+    "encode_output",
     "encode_request",
     "encode_result",
 ]
@@ -47,6 +48,11 @@ class ErrorBody(msgspec.Struct, frozen=True):
 class _Result(msgspec.Struct, frozen=True):
     id: RequestId
     result: Any
+
+
+class _Output(msgspec.Struct, frozen=True):
+    id: RequestId
+    output: Any
 
 
 class _Error(msgspec.Struct, frozen=True):
@@ -106,6 +112,11 @@ def encode_request(id: RequestId, method: str, params: Any) -> bytes:
 
 def encode_result(id: RequestId, result: Any) -> bytes:
     return _encoder.encode(_Result(id, result)) + b"\n"
+
+
+def encode_output(id: RequestId, output: Any) -> bytes:
+    """A streamed output for the subscription opened by request ``id``."""
+    return _encoder.encode(_Output(id, output)) + b"\n"
 
 
 def encode_error(id: RequestId, error: SoupdError) -> bytes:

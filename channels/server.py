@@ -26,11 +26,18 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from channels.methods import Methods
-from channels.protocol import decode_request, encode_error, encode_result
+from channels.protocol import (
+    decode_params,
+    decode_request,
+    encode_error,
+    encode_output,
+    encode_result,
+)
 from souls.mailbox import CallbackReply
 from supervisor.errors import (
     AlreadyRunning,
@@ -38,7 +45,9 @@ from supervisor.errors import (
     PeerRefused,
     SoulUnavailable,
     SoupdError,
+    UnknownSoul,
 )
+from supervisor.outputs import Outputs
 from supervisor.tree import shielded_cleanup
 
 __all__ = ["Server", "ServerConfig", "prepare_socket_path"]
@@ -64,10 +73,25 @@ class ServerStatistics:
     refused_peers: int = 0
 
 
+class SubscribeParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    # Only outputs of these souls (all when empty).
+    souls: list[str] = []
+    # Only outputs of these kinds: wakeup, internal_signal, reflect, spark... (all when empty).
+    kinds: list[str] = []
+    # Outputs held for this subscriber while it is slow; beyond, they are dropped and
+    # counted (an "overflow" output says how many).
+    buffer: int = 256
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.buffer <= 65536:
+            raise ValueError("buffer must be between 1 and 65536")
+
+
 class Server:
-    def __init__(self, config: ServerConfig, methods: Methods) -> None:
+    def __init__(self, config: ServerConfig, methods: Methods, outputs: Outputs) -> None:
         self.config = config
         self.methods = methods
+        self.outputs = outputs
         self.stats = ServerStatistics()
 
     async def run(
@@ -132,12 +156,15 @@ class _Connection:
     async def serve(self) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._write_loop)
-            try:
-                await self._read_loop()
-            finally:
-                with shielded_cleanup():
-                    await self._idle.wait()
-                self._outbox_send.close()
+            async with anyio.create_task_group() as streams:
+                self._streams = streams
+                try:
+                    await self._read_loop()
+                finally:
+                    streams.cancel_scope.cancel()
+                    with shielded_cleanup():
+                        await self._idle.wait()
+                    self._outbox_send.close()
 
     async def _read_loop(self) -> None:
         max_frame = self._server.config.max_frame_bytes
@@ -198,6 +225,9 @@ class _Connection:
             return
         reply = CallbackReply(self._reply(request.id))
         try:
+            if request.method == "subscribe":
+                await self._subscribe(request.id, request.params, reply)
+                return
             await self._server.methods.dispatch(request.method, request.params, reply)
         except anyio.get_cancelled_exc_class():
             # Shutting down while waiting for room in a mailbox: the request was not
@@ -214,6 +244,30 @@ class _Connection:
                     "(please report it)"
                 )
             )
+
+    async def _subscribe(self, request_id: Any, raw: msgspec.Raw, reply: CallbackReply) -> None:
+        """Start streaming outputs on this connection, tagged with the request's id."""
+        params = decode_params("subscribe", raw, SubscribeParams)
+        unknown = [name for name in params.souls if not self._server.methods.has_soul(name)]
+        if unknown:
+            raise UnknownSoul(unknown[0])
+        await self._streams.start(self._forward, request_id, params)
+        reply.resolve({"subscribed": True, "souls": params.souls, "kinds": params.kinds})
+
+    async def _forward(
+        self,
+        request_id: Any,
+        params: SubscribeParams,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        subscribe = self._server.outputs.subscribe
+        with subscribe(frozenset(params.souls), frozenset(params.kinds), params.buffer) as sub:
+            task_status.started()
+            while True:
+                output = await sub.receive()
+                await self._begin()
+                self._outbox_send.send_nowait(encode_output(request_id, output))
 
     async def _begin(self) -> None:
         """Take an in-flight slot, waiting while all are taken.

@@ -1,17 +1,24 @@
 """A soul's brain directory: the Markdown files people and the soul both read.
 
-``SOUL.md`` (identity, written by the user) and ``MEMORY.md`` (the consolidated
-summary, written by reflect). Reads go through a thread so the event loop never
-blocks on the file system; a missing file reads as empty.
+``SOUL.md`` (identity, written by the user), ``MEMORY.md`` (the consolidated summary,
+written by reflect) and ``WEEKLY.md`` (the weekly layer). File I/O goes through a
+thread so the event loop never blocks on the file system; a missing file reads as
+empty; a summary is replaced atomically (write, rename), so a reader sees the old
+version or the new one, never half of one. The files are views: every version is in
+the soul's database, and a soul rewrites its files from there when it starts, so they
+are not fsynced (a power cut may leave an old view until the next start).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import anyio
 
 __all__ = ["Brain"]
+
+_FILES = {"consolidated": "MEMORY.md", "weekly": "WEEKLY.md"}
 
 
 class Brain:
@@ -24,11 +31,27 @@ class Brain:
     async def identity(self) -> str:
         return await self._read("SOUL.md")
 
-    async def summary(self) -> str:
-        return await self._read("MEMORY.md")
+    async def write_summary(self, layer: str, text: str) -> None:
+        await anyio.to_thread.run_sync(_replace, self.root / _FILES[layer], text)
+
+    async def sync_summary(self, layer: str, text: str) -> None:
+        """Make the layer's file show ``text`` (the database's version) if it does not."""
+        if text and await self._read(_FILES[layer]) != _as_file(text):
+            await self.write_summary(layer, text)
 
     async def _read(self, name: str) -> str:
         try:
             return await anyio.Path(self.root / name).read_text(encoding="utf-8")
         except FileNotFoundError:
             return ""
+
+
+def _replace(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    with open(temporary, "w", encoding="utf-8") as handle:
+        handle.write(_as_file(text))
+    os.replace(temporary, path)
+
+
+def _as_file(text: str) -> str:
+    return text if text.endswith("\n") or not text else text + "\n"

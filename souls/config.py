@@ -12,8 +12,16 @@ import msgspec
 
 from souls.attention import AttentionConfig
 from souls.context import ContextConfig
+from souls.decay import DecayConfig
+from souls.hebbian import HebbianConfig
+from souls.homeostasis import HomeostasisConfig
 from souls.hygiene import HygieneConfig
+from souls.llm import LLMConfig
+from souls.metacognition import MetacognitionConfig
 from souls.recall import RecallConfig
+from souls.reflection import ReflectConfig
+from souls.somatic import SomaticConfig
+from souls.surprise import SurpriseConfig
 
 __all__ = ["MailboxConfig", "RestartConfig", "SoulConfig", "StoreConfig"]
 
@@ -57,6 +65,9 @@ class RestartConfig(_Section, frozen=True):
 class SoulConfig(_Section, frozen=True):
     # Where SOUL.md, MEMORY.md, TASKS.md live; default: <state dir>/souls/<name>/.
     brain_dir: str | None = None
+    # false: a plain memory store - no surprise, reflect, somatic markers or Hebbian
+    # edges (recall is BM25 alone). For archive souls, and to measure what thinking costs.
+    cognition: bool = True
     mailbox: MailboxConfig = msgspec.field(default_factory=MailboxConfig)
     store: StoreConfig = msgspec.field(default_factory=StoreConfig)
     restart: RestartConfig = msgspec.field(default_factory=RestartConfig)
@@ -64,3 +75,11 @@ class SoulConfig(_Section, frozen=True):
     attention: AttentionConfig = msgspec.field(default_factory=AttentionConfig)
     recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
     context: ContextConfig = msgspec.field(default_factory=ContextConfig)
+    surprise: SurpriseConfig = msgspec.field(default_factory=SurpriseConfig)
+    reflect: ReflectConfig = msgspec.field(default_factory=ReflectConfig)
+    hebbian: HebbianConfig = msgspec.field(default_factory=HebbianConfig)
+    decay: DecayConfig = msgspec.field(default_factory=DecayConfig)
+    somatic: SomaticConfig = msgspec.field(default_factory=SomaticConfig)
+    homeostasis: HomeostasisConfig = msgspec.field(default_factory=HomeostasisConfig)
+    metacognition: MetacognitionConfig = msgspec.field(default_factory=MetacognitionConfig)
+    llm: LLMConfig = msgspec.field(default_factory=LLMConfig)

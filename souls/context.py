@@ -15,7 +15,7 @@ import msgspec
 
 from souls.results import ContextResult, RecallItem, Section
 
-__all__ = ["ContextConfig", "assemble"]
+__all__ = ["STABLE", "ContextConfig", "assemble"]
 
 _CUT = "\n[…cut to fit the budget]"
 
@@ -25,6 +25,12 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     identity_chars: int = 4000
     # Character budget of the consolidated summary (MEMORY.md).
     summary_chars: int = 6000
+    # Character budget of the weekly summary.
+    weekly_chars: int = 3000
+    # Character budgets of the gut feelings, known gaps and internal signal sections.
+    gut_chars: int = 800
+    gaps_chars: int = 800
+    signal_chars: int = 400
     # Character budget of the recalled memories.
     recalled_chars: int = 4000
     # Character budget of the whole block; later sections give way first.
@@ -33,22 +39,55 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     recall_k: int = 8
 
     def __post_init__(self) -> None:
-        budgets = (self.identity_chars, self.summary_chars, self.recalled_chars)
+        budgets = (
+            self.identity_chars,
+            self.summary_chars,
+            self.weekly_chars,
+            self.gut_chars,
+            self.gaps_chars,
+            self.signal_chars,
+            self.recalled_chars,
+        )
         if min(budgets) < 0 or self.total_chars < 0 or self.recall_k < 1:
             raise ValueError("budgets must be >= 0 and recall_k >= 1")
 
 
+# The stable sections, first: they change only at reflect, so the prefix they form
+# stays byte-identical (and the model's prompt cache warm) in between.
+STABLE = ("identity", "summary", "weekly")
+_HEADERS = {
+    "identity": "IDENTITY",
+    "summary": "MEMORY",
+    "weekly": "THIS WEEK",
+    "gut_feelings": "GUT FEELINGS",
+    "known_gaps": "KNOWN GAPS",
+    "internal_signal": "INTERNAL SIGNAL",
+}
+
+
 def assemble(
-    config: ContextConfig, *, identity: str, summary: str, recalled: Sequence[RecallItem]
+    config: ContextConfig,
+    *,
+    identity: str,
+    summary: str,
+    recalled: Sequence[RecallItem],
+    weekly: str = "",
+    gut_feelings: str = "",
+    known_gaps: str = "",
+    internal_signal: str = "",
 ) -> ContextResult:
     """Build the context block from its parts (pure)."""
     sections: list[Section] = []
     remaining = config.total_chars
     for name, body, budget in (
-        ("identity", identity.strip(), config.identity_chars),
-        ("summary", summary.strip(), config.summary_chars),
+        ("identity", identity, config.identity_chars),
+        ("summary", summary, config.summary_chars),
+        ("weekly", weekly, config.weekly_chars),
+        ("gut_feelings", gut_feelings, config.gut_chars),
+        ("known_gaps", known_gaps, config.gaps_chars),
+        ("internal_signal", internal_signal, config.signal_chars),
     ):
-        section = _text_section(name, body, min(budget, remaining))
+        section = _text_section(name, body.strip(), min(budget, remaining))
         if section is not None:
             sections.append(section)
             remaining -= section.chars
@@ -56,12 +95,18 @@ def assemble(
     if recalled_section is not None:
         sections.append(recalled_section)
     text = "".join(s.text for s in sections)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    return ContextResult(text=text, sections=sections, hash=digest)
+    prefix = "".join(s.text for s in sections if s.name in STABLE)
+    return ContextResult(
+        text=text, sections=sections, hash=_digest(text), prefix_hash=_digest(prefix)
+    )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _header(name: str) -> str:
-    return f"## {name.upper()}\n"
+    return f"## {_HEADERS.get(name, name.upper())}\n"
 
 
 def _text_section(name: str, body: str, budget: int) -> Section | None:

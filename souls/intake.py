@@ -12,7 +12,8 @@ from souls.attention import AttentionConfig, AttentionGate
 from souls.events import EventIn, event_time
 from souls.hygiene import HygieneConfig, HygieneGate
 from souls.store import NewEvent
-from souls.tokenize import fts_document
+from souls.surprise import WorldModel
+from souls.tokenize import tokens
 from supervisor.errors import InvalidParams
 
 __all__ = ["Dropped", "Intake"]
@@ -30,8 +31,10 @@ class Intake:
         self._hygiene = HygieneGate(hygiene)
         self._attention = AttentionGate(attention)
 
-    def admit(self, event: EventIn, now: float) -> NewEvent | Dropped:
-        """Gate ``event``. Raises RejectedInput (hygiene) or InvalidParams (bad time)."""
+    def admit(self, event: EventIn, now: float, world: WorldModel | None) -> NewEvent | Dropped:
+        """Gate ``event`` and measure its surprise against ``world`` (if any).
+
+        Raises RejectedInput (hygiene) or InvalidParams (bad time)."""
         self._hygiene.check(event.text)
         try:
             ts = event_time(event.ts, now)
@@ -42,6 +45,7 @@ class Intake:
         )
         if not self._attention.admits(salience):
             return Dropped(salience)
+        words = tokens(event.text)
         return NewEvent(
             ref=event.ref,
             kind=event.kind,
@@ -54,5 +58,6 @@ class Intake:
             recorded=now,
             salience=salience,
             text=event.text,
-            doc=fts_document(event.text),
+            doc=" ".join(words),
+            surprise=world.novelty(words) if world is not None else 0.0,
         )

@@ -10,7 +10,20 @@ import msgspec
 
 from souls.events import EventIn
 
-__all__ = ["Context", "Crash", "Import", "Message", "Observe", "Recall", "Stats"]
+__all__ = [
+    "Confidence",
+    "Context",
+    "Crash",
+    "Decay",
+    "Homeostasis",
+    "Import",
+    "Message",
+    "Observe",
+    "Recall",
+    "Reflect",
+    "Stats",
+    "Weekly",
+]
 
 
 class Observe(msgspec.Struct, frozen=True, tag="observe"):
@@ -48,4 +61,41 @@ class Crash(msgspec.Struct, frozen=True, tag="crash"):
     reason: str = "requested"
 
 
-Message = Observe | Import | Recall | Context | Stats | Crash
+class Reflect(msgspec.Struct, frozen=True, tag="reflect"):
+    """Reflect now, whatever the counters say. Reply: ``ReflectResult``."""
+
+
+class Weekly(msgspec.Struct, frozen=True, tag="weekly"):
+    """Write the weekly summary layer from the last week. Reply: ``ReflectResult``."""
+
+
+class Decay(msgspec.Struct, frozen=True, tag="decay"):
+    """The nightly forgetting pass, as of ``now`` (Unix seconds; default: the clock).
+    Reply: ``DecayResult``."""
+
+    now: float | None = None
+
+
+class Homeostasis(msgspec.Struct, frozen=True, tag="homeostasis"):
+    """Measure the drives against their set points. Reply: ``HomeostasisResult``."""
+
+
+class Confidence(msgspec.Struct, frozen=True, tag="confidence"):
+    """How well the soul knows ``topic``. Reply: ``metacognition.Confidence``."""
+
+    topic: str
+
+
+Message = (
+    Observe
+    | Import
+    | Recall
+    | Context
+    | Stats
+    | Crash
+    | Reflect
+    | Weekly
+    | Decay
+    | Homeostasis
+    | Confidence
+)

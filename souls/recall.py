@@ -1,23 +1,37 @@
 """Recall: rank a soul's visible memories for a query.
 
-When every query term is discriminating (see :mod:`souls.bm25`), SQLite FTS5 ranks
-by BM25 directly. Otherwise two stages: FTS5 fetches candidates with the
-discriminating terms only, and every candidate is scored by exact BM25 over *all* the
-query's terms. Deterministic either way; ties go to the older memory. With a small
-index (no term in more than ``common_term_floor`` memories), or a query made only of
-discriminating terms, the result is exactly the BM25 top k.
+Three layers, in the order the design gives (summary → weekly → all):
+
+1. lines of the consolidated summary, then of the weekly summary, that cover at least
+   half of the query's terms bring the memories they cite (``[m<id>]``) first;
+2. BM25 over every visible memory. When every query term is discriminating (see
+   :mod:`souls.bm25`), SQLite FTS5 ranks directly; otherwise FTS5 fetches candidates
+   with the discriminating terms and each is scored by exact BM25 over all terms;
+3. Hebbian associates: memories wired to those above by strong edges (``via:
+   hebbian``).
+
+Deterministic: same database and query, same answer; ties go to the older memory.
+Recall only reads; what it should change (edges, recall times, competitors'
+salience) is returned for the soul to write.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import msgspec
 
 from souls.bm25 import TermStats
+from souls.hebbian import Associations, HebbianConfig
 from souls.results import RecallItem
-from souls.store import Store
-from souls.tokenize import fts_match, query_terms
+from souls.store import Hit, Store
+from souls.tokenize import fts_match, query_terms, tokens
 
-__all__ = ["RecallConfig", "recall"]
+__all__ = ["Citations", "RecallConfig", "Recollection", "recall"]
+
+_CITATION = re.compile(r"\[m(\d+)\]")
 
 
 class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -33,45 +47,125 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     common_term_floor: int = 200
     # Candidates fetched per memory returned (at least 50).
     candidates_per_result: int = 5
+    # A summary line brings its memories first when it covers this share of the query.
+    summary_line_coverage: float = 0.5
 
     def __post_init__(self) -> None:
         if not 1 <= self.k <= self.max_k:
             raise ValueError("k must be between 1 and max_k")
         if not 0 < self.common_term_share <= 1 or self.candidates_per_result < 1:
             raise ValueError("common_term_share must be in (0, 1], candidates_per_result >= 1")
-        if self.common_term_floor < 0:
-            raise ValueError("common_term_floor must be >= 0")
+        if self.common_term_floor < 0 or not 0 < self.summary_line_coverage <= 1:
+            raise ValueError("common_term_floor >= 0 and summary_line_coverage in (0, 1]")
+
+
+@dataclass(frozen=True, slots=True)
+class Recollection:
+    items: list[RecallItem]
+    # Memories that ranked just below the cut (retrieval-induced forgetting).
+    competitors: list[int]
+
+    @property
+    def fired(self) -> list[int]:
+        """The memories recalled on their own merit (not as associates)."""
+        return [item.id for item in self.items if item.via != "hebbian"]
 
 
 async def recall(
-    store: Store, stats: TermStats, config: RecallConfig, query: str, k: int
-) -> list[RecallItem]:
-    """The ``k`` best visible memories for ``query``; empty when nothing matches."""
+    store: Store,
+    stats: TermStats,
+    config: RecallConfig,
+    query: str,
+    k: int,
+    *,
+    layers: Sequence[tuple[str, Citations]] = (),
+    associations: Associations | None = None,
+    hebbian: HebbianConfig | None = None,
+) -> Recollection:
+    """The ``k`` best visible memories for ``query`` (plus associates)."""
     terms = [term for term in query_terms(query) if stats.df(term)]
     if not terms:
-        return []
+        return Recollection([], [])
+    spare = hebbian.rif_competitors if hebbian else 0
+    cited = _cited(layers, terms, config.summary_line_coverage)
+    ranked = await _bm25(store, stats, config, terms, k + spare)
+    chosen: list[Hit] = []
+    seen: set[int] = set()
+    if cited:
+        for hit in await store.hits([(memory_id, score) for memory_id, score, _ in cited]):
+            chosen.append(hit)
+            seen.add(hit.memory_id)
+    via = {memory_id: layer for memory_id, _, layer in cited}
+    rest = [hit for hit in ranked if hit.memory_id not in seen]
+    room = max(k - len(chosen), 0)
+    chosen = chosen[:k] + rest[:room]
+    competitors = [hit.memory_id for hit in rest[room : room + spare]]
+    items = [_item(hit, via.get(hit.memory_id, "bm25")) for hit in chosen]
+    if associations is not None and hebbian is not None and len(associations):
+        walked = associations.walk(
+            [item.id for item in items], hebbian.max_hops, hebbian.max_associates
+        )
+        if walked:
+            items += [_item(hit, "hebbian") for hit in await store.hits(walked)]
+    return Recollection(items, competitors)
+
+
+async def _bm25(
+    store: Store, stats: TermStats, config: RecallConfig, terms: list[str], limit: int
+) -> list[Hit]:
     probe = stats.discriminating(terms, config.common_term_share, config.common_term_floor)
     if len(probe) == len(terms):
         # Every term fetches: FTS5's own ranking is already the exact BM25 order.
-        hits = await store.search(fts_match(terms), k)
-    else:
-        found = await store.candidates(fts_match(probe), max(k * config.candidates_per_result, 50))
-        # A candidate's FTS5 score already holds the probe terms' share of BM25 (same
-        # formula, same statistics); only the common terms are left to add.
-        common = [term for term in terms if term not in probe]
-        rescored = sorted(
-            ((c.memory_id, c.score + stats.score(common, c.doc.split())) for c in found),
-            key=lambda pair: (-pair[1], pair[0]),
-        )
-        hits = await store.hits(rescored[:k])
-    return [
-        RecallItem(
-            id=hit.memory_id,
-            kind=hit.kind,
-            text=hit.text,
-            score=round(hit.score, 6),
-            via="bm25",
-            refs=[hit.ref] if hit.ref is not None else [],
-        )
-        for hit in hits
-    ]
+        return await store.search(fts_match(terms), limit)
+    found = await store.candidates(fts_match(probe), max(limit * config.candidates_per_result, 50))
+    # A candidate's FTS5 score already holds the probe terms' share of BM25 (same
+    # formula, same statistics); only the common terms are left to add.
+    common = [term for term in terms if term not in probe]
+    rescored = sorted(
+        ((c.memory_id, c.score + stats.score(common, c.doc.split())) for c in found),
+        key=lambda pair: (-pair[1], pair[0]),
+    )
+    return await store.hits(rescored[:limit])
+
+
+class Citations:
+    """A summary's lines that cite memories, tokenized once per summary version."""
+
+    def __init__(self, text: str) -> None:
+        self.lines: list[tuple[frozenset[str], list[int]]] = []
+        for line in text.splitlines():
+            ids = [int(n) for n in _CITATION.findall(line)]
+            if ids:
+                self.lines.append((frozenset(tokens(_CITATION.sub(" ", line))), ids))
+
+
+def _cited(
+    layers: Sequence[tuple[str, Citations]], terms: Sequence[str], coverage: float
+) -> list[tuple[int, float, str]]:
+    """(memory id, line coverage, layer) for memories cited by matching summary lines."""
+    wanted = set(terms)
+    cited: list[tuple[int, float, str]] = []
+    seen: set[int] = set()
+    for layer, citations in layers:
+        matches: list[tuple[float, int, list[int]]] = []
+        for position, (words, ids) in enumerate(citations.lines):
+            share = len(wanted & words) / len(wanted)
+            if share >= coverage:
+                matches.append((share, position, ids))
+        for share, _, ids in sorted(matches, key=lambda m: (-m[0], m[1])):
+            for memory_id in ids:
+                if memory_id not in seen:
+                    seen.add(memory_id)
+                    cited.append((memory_id, round(share, 4), layer))
+    return cited
+
+
+def _item(hit: Hit, via: str) -> RecallItem:
+    return RecallItem(
+        id=hit.memory_id,
+        kind=hit.kind,
+        text=hit.text,
+        score=round(hit.score, 6),
+        via=via,
+        refs=[hit.ref] if hit.ref is not None else [],
+    )

@@ -9,10 +9,13 @@ import msgspec
 __all__ = [
     "MAX_REASONS",
     "ContextResult",
+    "DecayResult",
+    "HomeostasisResult",
     "ImportResult",
     "PushResult",
     "RecallItem",
     "RecallResult",
+    "ReflectResult",
     "Rejection",
     "Section",
     "SoulStats",
@@ -28,6 +31,10 @@ class PushResult(msgspec.Struct, frozen=True):
     event_id: int | None
     salience: float
     status: Literal["stored", "dropped", "duplicate"]
+    # Novelty against the summary in force (stored events only).
+    surprise: float | None = None
+    # True when this event made the soul reflect.
+    reflected: bool = False
 
 
 class Rejection(msgspec.Struct, frozen=True):
@@ -71,6 +78,30 @@ class ContextResult(msgspec.Struct, frozen=True):
     text: str
     sections: list[Section]
     hash: str
+    # Hash of the stable sections (identity, summary, weekly): unchanged between reflects.
+    prefix_hash: str
+
+
+class ReflectResult(msgspec.Struct, frozen=True):
+    layer: str  # consolidated | weekly
+    reason: str  # surprise | periodic | manual | weekly
+    reflector: str  # extractive | llm
+    observations: int
+    changed: bool
+    chars: int
+
+
+class DecayResult(msgspec.Struct, frozen=True):
+    hidden: int
+    purged: int
+    edges_pruned: int
+    markers_pruned: int
+
+
+class HomeostasisResult(msgspec.Struct, frozen=True):
+    distance: float
+    drives: dict[str, float]
+    signal: str | None
 
 
 class SoulStats(msgspec.Struct, frozen=True):
@@ -85,3 +116,9 @@ class SoulStats(msgspec.Struct, frozen=True):
     recall_p50_ms: float | None
     recall_p95_ms: float | None
     recalls: int
+    edges: int
+    markers: int
+    gaps: int
+    reflects: int
+    weeklies: int
+    last_surprise: float | None

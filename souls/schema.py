@@ -65,4 +65,56 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) STRICT, WITHOUT ROWID;
         """,
     ),
+    (
+        "0002_cognition",
+        """
+        -- How surprising each observation was against the summary of its time.
+        ALTER TABLE memories ADD COLUMN surprise REAL NOT NULL DEFAULT 0;
+
+        -- Every version of every summary layer is kept; the newest is in force.
+        CREATE TABLE summaries (
+            id           INTEGER PRIMARY KEY,
+            layer        TEXT NOT NULL,      -- consolidated | weekly
+            text         TEXT NOT NULL,
+            created      REAL NOT NULL,
+            observations INTEGER NOT NULL,   -- how many observations it folded in
+            reflector    TEXT NOT NULL,      -- extractive | llm
+            reason       TEXT NOT NULL       -- surprise | periodic | manual | weekly
+        ) STRICT;
+        CREATE INDEX summaries_layer ON summaries (layer, id);
+
+        -- Hebbian edges between memories recalled together; a < b.
+        CREATE TABLE edges (
+            a       INTEGER NOT NULL,
+            b       INTEGER NOT NULL,
+            weight  REAL NOT NULL,
+            updated REAL NOT NULL,
+            PRIMARY KEY (a, b)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX edges_b ON edges (b);
+
+        -- Somatic markers: felt weight per (topic, valence).
+        CREATE TABLE markers (
+            topic   TEXT NOT NULL,
+            valence TEXT NOT NULL,
+            weight  REAL NOT NULL,
+            updated REAL NOT NULL,
+            PRIMARY KEY (topic, valence)
+        ) STRICT, WITHOUT ROWID;
+
+        -- Knowledge gaps the soul recorded about itself.
+        CREATE TABLE gaps (
+            id      INTEGER PRIMARY KEY,
+            topic   TEXT NOT NULL,
+            detail  TEXT NOT NULL,
+            created REAL NOT NULL
+        ) STRICT;
+
+        -- Small named values of the soul's own (reflect progress, pending signal...).
+        CREATE TABLE soul_state (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        """,
+    ),
 )

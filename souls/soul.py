@@ -1,7 +1,7 @@
 """The soul actor: one task per soul, the sole owner of its database.
 
 The actor only serialises access; what a soul *does* lives in plain functions and
-small classes (intake, recall, context). Invariants:
+small classes (intake, its :class:`~souls.mind.Mind`, recall, context). Invariants:
 
 * Mail is handled in turns: up to ``mailbox.batch`` messages at once. Consecutive
   ``Observe`` messages are gated together and committed in one transaction (group
@@ -11,6 +11,11 @@ small classes (intake, recall, context). Invariants:
   committed), hands the rest of the turn back to the mailbox, and propagates to the
   supervisor, which restarts the soul from its database; the mailbox, and the mail
   in it, outlive the crash.
+* Derived state a turn changes (markers, edges, reflect counters, summaries...) is
+  gathered in one :class:`~souls.changes.Changes` and committed with the turn's
+  events, or on its own at the end of the turn.
+* A reflect runs after the events that triggered it were committed and acknowledged:
+  a failing reflect can never cost an acknowledged event.
 * On cancellation (the supervisor stopping the soul) the turn in flight and the mail
   already queued are finished within the soul's shutdown budget before the store
   closes: a shutdown never drops an event that was queued.
@@ -26,25 +31,42 @@ from pathlib import Path
 
 import anyio
 import anyio.abc
+import msgspec
 import structlog
 
-from souls.bm25 import TermStats
 from souls.brain import Brain
+from souls.changes import Changes
 from souls.clock import Clock
 from souls.config import SoulConfig
 from souls.context import assemble
 from souls.events import EventIn
 from souls.intake import Dropped, Intake
 from souls.mailbox import Envelope, Mailbox
-from souls.messages import Context, Crash, Import, Message, Observe, Recall, Stats
+from souls.messages import (
+    Confidence,
+    Context,
+    Crash,
+    Decay,
+    Homeostasis,
+    Import,
+    Message,
+    Observe,
+    Recall,
+    Reflect,
+    Stats,
+    Weekly,
+)
 from souls.metrics import LatencyWindow
-from souls.recall import recall
+from souls.mind import Emit, Mind
 from souls.results import (
     MAX_REASONS,
+    ContextResult,
+    DecayResult,
     ImportResult,
     PushResult,
     RecallItem,
     RecallResult,
+    ReflectResult,
     Rejection,
     SoulStats,
 )
@@ -59,7 +81,14 @@ Outcome = PushResult | SoupdError
 
 class Soul:
     def __init__(
-        self, name: str, config: SoulConfig, *, db_path: Path, brain_dir: Path, clock: Clock
+        self,
+        name: str,
+        config: SoulConfig,
+        *,
+        db_path: Path,
+        brain_dir: Path,
+        clock: Clock,
+        emit: Emit | None = None,
     ) -> None:
         self.name = name
         self.config = config
@@ -70,9 +99,11 @@ class Soul:
         self._recall_latency = LatencyWindow()
         self._rejected: Counter[str] = Counter()
         self._log = structlog.get_logger("soupd.soul")
+        self._emit: Emit = emit or _ignore
         self._store: Store | None = None
-        # Derived from the index on first recall, then kept current on every append.
-        self._terms: TermStats | None = None
+        self._mind: Mind | None = None
+        # Derived-state changes of the turn in progress, committed once per turn.
+        self._changes = Changes()
         # What the turn is handling right now: what a crash is blamed on.
         self._current: Sequence[Envelope[Message]] = ()
 
@@ -86,9 +117,11 @@ class Soul:
         structlog.contextvars.bind_contextvars(soul=self.name)
         store = await Store.open(self._db_path, synchronous=self.config.store.synchronous)
         self._store = store
+        mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
         batch: list[Envelope[Message]] = []
         try:
             await self._brain.ensure()
+            await mind.load()
             task_status.started()
             while True:
                 try:
@@ -116,8 +149,9 @@ class Soul:
             mailbox.redeliver(e for e in batch if not e.done)
             raise
         finally:
-            self._store = None
+            self._store = self._mind = None
             with anyio.CancelScope(shield=True):
+                await mind.aclose()
                 await store.close()
 
     async def _drain(self, mailbox: Mailbox[Message], in_flight: list[Envelope[Message]]) -> None:
@@ -146,6 +180,7 @@ class Soul:
         if observed:
             await self._observe(observed)
         self._current = ()
+        await self._commit_changes()
         self._log.info(
             "soul.turn",
             messages=len(batch),
@@ -155,33 +190,50 @@ class Soul:
     async def _observe(self, envelopes: Sequence[Envelope[Message]]) -> None:
         self._current = envelopes
         events = [e.message.event for e in envelopes if isinstance(e.message, Observe)]
-        outcomes = await self._ingest(events)
+        outcomes, reason = await self._ingest(events)
+        trigger: tuple[Envelope[Message], PushResult] | None = None
         for envelope, outcome in zip(envelopes, outcomes, strict=True):
             envelope.done = True
-            if envelope.reply is None:
+            if isinstance(outcome, PushResult) and outcome.reflected:
+                # Answered once the reflect is done: "reflected" means MEMORY.md is new.
+                trigger = (envelope, outcome)
+            elif envelope.reply is None:
                 continue
-            if isinstance(outcome, SoupdError):
+            elif isinstance(outcome, SoupdError):
                 envelope.reply.fail(outcome)
             else:
                 envelope.reply.resolve(outcome)
+        if reason is not None:
+            reflected = False
+            try:
+                reflected = await self._reflect_safely(reason)
+            finally:
+                # Answered even if the reflect blew up: the event itself is committed.
+                if trigger is not None and trigger[0].reply is not None:
+                    envelope, outcome = trigger
+                    result = msgspec.structs.replace(outcome, reflected=reflected)
+                    trigger[0].reply.resolve(result)
 
-    async def _ingest(self, events: Sequence[EventIn]) -> list[Outcome]:
-        """Gate, de-duplicate and commit ``events`` in one transaction; one outcome each."""
+    async def _ingest(self, events: Sequence[EventIn]) -> tuple[list[Outcome], str | None]:
+        """Gate, de-duplicate and commit ``events`` (with the turn's changes) in one
+        transaction. Returns one outcome per event, and why to reflect now, if so."""
         store = self._require_store()
+        mind = self._require_mind()
         now = self._clock.now()
         outcomes: list[Outcome | None] = [None] * len(events)
         admitted: list[tuple[int, NewEvent]] = []
-        counters: Counter[str] = Counter()
+        changes = self._changes
+        world = mind.world if self.config.cognition else None
         for index, event in enumerate(events):
             try:
-                verdict = self._intake.admit(event, now)
+                verdict = self._intake.admit(event, now, world)
             except SoupdError as error:
                 self._rejected[error.code] += 1
                 self._log.info("event.rejected", code=error.code, ref=event.ref)
                 outcomes[index] = error
                 continue
             if isinstance(verdict, Dropped):
-                counters["dropped.attention"] += 1
+                changes.counters["dropped.attention"] += 1
                 outcomes[index] = PushResult(None, verdict.salience, "dropped")
             else:
                 admitted.append((index, verdict))
@@ -202,21 +254,56 @@ class Soul:
                     first_of_ref[new.ref] = len(fresh)
                 fresh.append((index, new))
 
-        if fresh or counters:
-            ids = await store.append([new for _, new in fresh], counters)
+        reasons = mind.perceive([new for _, new in fresh], changes)
+        if fresh or changes:
+            ids = await store.append([new for _, new in fresh], changes, now)
+            await self._committed(changes)
             debug = self._log.is_enabled_for(logging.DEBUG)
-            for (index, new), event_id in zip(fresh, ids, strict=True):
-                outcomes[index] = PushResult(event_id, new.salience, "stored")
+            for (index, new), event_id, why in zip(fresh, ids, reasons, strict=True):
+                outcomes[index] = PushResult(
+                    event_id, new.salience, "stored", new.surprise, why is not None
+                )
                 if debug:
                     with structlog.contextvars.bound_contextvars(event_id=event_id):
                         self._log.debug("event.stored", salience=new.salience, ref=new.ref)
             for index, position in repeats:
                 first = fresh[position][1]
                 outcomes[index] = PushResult(ids[position], first.salience, "duplicate")
-            if self._terms is not None:
-                self._terms.add(new.doc.split() for _, new in fresh)
         assert all(o is not None for o in outcomes)
-        return outcomes  # type: ignore[return-value]
+        reason = next((why for why in reasons if why is not None), None)
+        return outcomes, reason  # type: ignore[return-value]
+
+    async def _committed(self, changes: Changes) -> None:
+        """``changes`` were written: let the mind catch up, start a fresh set."""
+        self._changes = Changes()
+        await self._require_mind().after_write(changes)
+
+    async def _commit_changes(self) -> None:
+        if self._changes:
+            changes = self._changes
+            await self._require_store().flush(changes, self._clock.now())
+            await self._committed(changes)
+
+    async def _reflect(self, reason: str) -> ReflectResult:
+        """Reflect and commit its result (raises SoulUnavailable when it cannot)."""
+        try:
+            result = await self._require_mind().reflect(reason, self._changes)
+            await self._commit_changes()
+        except (OSError, SoupdError) as error:
+            self._log.error("soul.reflect_failed", reason=reason, error=str(error))
+            raise SoulUnavailable(
+                f"soul {self.name!r} could not reflect ({error}); see the daemon log"
+            ) from None
+        return result
+
+    async def _reflect_safely(self, reason: str) -> bool:
+        """Reflect after stored events; a failure is logged (by ``_reflect``), never
+        raised: the events that triggered it are committed whatever happens here."""
+        try:
+            await self._reflect(reason)
+        except SoulUnavailable:
+            return False
+        return True
 
     async def _handle(self, envelope: Envelope[Message]) -> None:
         message, reply = envelope.message, envelope.reply
@@ -236,6 +323,21 @@ class Soul:
                     result = await self._context(query)
                 case Stats():
                     result = await self._stats()
+                case Reflect():
+                    result = await self._reflect("manual")
+                case Weekly():
+                    result = await self._require_mind().weekly_summary(
+                        self._clock.now(), self._changes
+                    )
+                    await self._commit_changes()
+                case Decay(now=now):
+                    result = await self._decay(self._clock.now() if now is None else now)
+                case Homeostasis():
+                    result = await self._require_mind().homeostasis(
+                        self._clock.now(), self._changes
+                    )
+                case Confidence(topic=topic):
+                    result = await self._require_mind().confidence(topic, self._changes)
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
         except SoupdError as error:
@@ -251,7 +353,9 @@ class Soul:
         result = ImportResult()
         size = self.config.mailbox.import_batch
         for start in range(0, len(events), size):
-            outcomes = await self._ingest(events[start : start + size])
+            outcomes, reason = await self._ingest(events[start : start + size])
+            if reason is not None:
+                await self._reflect_safely(reason)
             for offset, outcome in enumerate(outcomes):
                 if isinstance(outcome, SoupdError):
                     result.rejected += 1
@@ -290,34 +394,40 @@ class Soul:
     async def _recall(self, query: str, k: int | None) -> RecallResult:
         limit = self._k(k)
         started = time.perf_counter()
-        items = await self._recall_items(query, limit)
+        found = await self._require_mind().recall(query, limit, self._changes)
         self._recall_latency.add(time.perf_counter() - started)
-        return RecallResult(items)
+        return RecallResult(found.items)
 
-    async def _recall_items(self, query: str, k: int) -> list[RecallItem]:
-        store = self._require_store()
-        if self._terms is None:
-            self._terms = await store.term_stats()
-        return await recall(store, self._terms, self.config.recall, query, k)
-
-    async def _context(self, query: str | None) -> object:
+    async def _context(self, query: str | None) -> ContextResult:
+        mind = self._require_mind()
         recalled: list[RecallItem] = []
         if query:
-            recalled = await self._recall_items(query, self.config.context.recall_k)
+            recalled = (await mind.recall(query, self.config.context.recall_k, self._changes)).items
         result = assemble(
             self.config.context,
             identity=await self._brain.identity(),
-            summary=await self._brain.summary(),
+            summary=mind.summary.text,
+            weekly=mind.weekly.text,
+            gut_feelings=mind.gut_feelings(query),
+            known_gaps=await mind.known_gaps(),
+            internal_signal=mind.take_signal(self._changes),
             recalled=recalled,
         )
         self._log.info(
             "context.assembled",
             hash=result.hash,
+            prefix_hash=result.prefix_hash,
             chars=len(result.text),
+            sections=[s.name for s in result.sections],
             memory_ids=[i for s in result.sections for i in s.memory_ids],
             scores=[item.score for item in recalled],
+            via=[item.via for item in recalled],
         )
         return result
+
+    async def _decay(self, now: float) -> DecayResult:
+        await self._commit_changes()
+        return await self._require_mind().decay(now)
 
     async def _stats(self) -> SoulStats:
         store = self._require_store()
@@ -334,9 +444,20 @@ class Soul:
             recall_p50_ms=self._recall_latency.percentile_ms(50),
             recall_p95_ms=self._recall_latency.percentile_ms(95),
             recalls=self._recall_latency.count,
+            last_surprise=self._require_mind().last_surprise,
+            **await self._require_mind().table_counts(),
         )
+
+    def _require_mind(self) -> Mind:
+        if self._mind is None:
+            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
+        return self._mind
 
     def _require_store(self) -> Store:
         if self._store is None:
             raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
         return self._store
+
+
+def _ignore(kind: str, payload: dict[str, object]) -> None:
+    """The default output sink: a soul run without a daemon publishes nowhere."""

@@ -18,7 +18,7 @@ behind it.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,7 @@ import aiosqlite
 import anyio
 
 from souls.bm25 import TermStats
+from souls.changes import Changes, write_changes
 from souls.schema import MIGRATIONS
 
 __all__ = ["Candidate", "Hit", "NewEvent", "Store", "StoreCounts", "Synchronous"]
@@ -51,6 +52,7 @@ class NewEvent:
     salience: float
     text: str
     doc: str  # the tokenizer's document for the full-text index
+    surprise: float = 0.0  # novelty against the summary in force when it arrived
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,14 +163,16 @@ class Store:
                 found[ref] = (event_id, salience)
         return found
 
-    async def append(
-        self, events: Sequence[NewEvent], counters: Mapping[str, int] | None = None
-    ) -> list[int]:
-        """Append events, each with its observation memory, in one transaction.
+    @property
+    def db(self) -> aiosqlite.Connection:
+        """The connection, for the soul's other store modules (:mod:`souls.inner`)."""
+        return self._db
 
-        Returns the new event ids in order. ``counters`` are added to the persistent
-        counters in the same transaction.
-        """
+    async def append(
+        self, events: Sequence[NewEvent], changes: Changes | None = None, now: float = 0.0
+    ) -> list[int]:
+        """Append events, each with its observation memory, and ``changes``, in one
+        transaction. Returns the new event ids in order."""
         first_event, first_memory = self._next_event, self._next_memory
         event_rows: list[tuple[object, ...]] = []
         memory_rows: list[tuple[object, ...]] = []
@@ -181,44 +185,39 @@ class Store:
                     e.session, e.ts, e.recorded, e.salience, e.text,
                 )
             )  # fmt: skip
-            memory_rows.append((memory_id, event_id, e.text, e.salience, e.recorded))
+            memory_rows.append((memory_id, event_id, e.text, e.salience, e.recorded, e.surprise))
             fts_rows.append((memory_id, e.doc))
         # Shielded: once a batch is handed to SQLite it is finished (committed or rolled
         # back) before anyone can observe a cancellation, so a reply never misreports it.
         with anyio.CancelScope(shield=True):
-            await self._append(event_rows, memory_rows, fts_rows, counters)
+            async with self.transaction() as db:
+                if events:
+                    await db.executemany(
+                        "INSERT INTO events (id, ref, kind, channel, sender, grp, mentioned,"
+                        " session, ts, recorded, salience, text)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        event_rows,
+                    )
+                    await db.executemany(
+                        "INSERT INTO memories (id, kind, event_id, text, salience, created,"
+                        " surprise) VALUES (?, 'observation', ?, ?, ?, ?, ?)",
+                        memory_rows,
+                    )
+                    await db.executemany(
+                        "INSERT INTO memory_fts (rowid, doc) VALUES (?, ?)", fts_rows
+                    )
+                if changes:
+                    await write_changes(db, changes, now)
         # Only advance once committed: a rolled-back batch must not leave holes that a
         # restarted soul would not reproduce.
         self._next_event += len(events)
         self._next_memory += len(events)
         return list(range(first_event, first_event + len(events)))
 
-    async def _append(
-        self,
-        event_rows: list[tuple[object, ...]],
-        memory_rows: list[tuple[object, ...]],
-        fts_rows: list[tuple[object, ...]],
-        counters: Mapping[str, int] | None,
-    ) -> None:
-        async with self.transaction() as db:
-            if event_rows:
-                await db.executemany(
-                    "INSERT INTO events (id, ref, kind, channel, sender, grp, mentioned, session,"
-                    " ts, recorded, salience, text) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    event_rows,
-                )
-                await db.executemany(
-                    "INSERT INTO memories (id, kind, event_id, text, salience, created)"
-                    " VALUES (?, 'observation', ?, ?, ?, ?)",
-                    memory_rows,
-                )
-                await db.executemany("INSERT INTO memory_fts (rowid, doc) VALUES (?, ?)", fts_rows)
-            if counters:
-                await db.executemany(
-                    "INSERT INTO counters (name, value) VALUES (?, ?)"
-                    " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
-                    list(counters.items()),
-                )
+    async def flush(self, changes: Changes, now: float) -> None:
+        """Write ``changes`` alone, in one (shielded) transaction."""
+        if changes:
+            await self.append([], changes, now)
 
     # ``ORDER BY bm25(...)`` rather than ``ORDER BY rank``: the same order, measurably
     # cheaper in SQLite 3.40.
@@ -245,14 +244,14 @@ class Store:
         return [Candidate(*row) for row in rows]
 
     async def hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
-        """The memories named in ``scored`` (id, score), in that order."""
+        """The visible memories named in ``scored`` (id, score), in that order."""
         if not scored:
             return []
         marks = ",".join("?" * len(scored))
         sql = f"""
             SELECT m.id, m.kind, m.text, m.salience, e.ref, m.event_id
             FROM memories AS m LEFT JOIN events AS e ON e.id = m.event_id
-            WHERE m.id IN ({marks})
+            WHERE m.id IN ({marks}) AND m.hidden_at IS NULL
         """
         rows = await self._db.execute_fetchall(sql, [memory_id for memory_id, _ in scored])
         found = {row[0]: row for row in rows}

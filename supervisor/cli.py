@@ -74,6 +74,21 @@ def _parser() -> argparse.ArgumentParser:
     command("souls", _souls, "list the souls and their state")
     stats = command("stats", _stats, "counts and latencies of one soul")
     stats.add_argument("soul")
+    reflect = command("reflect", _reflect, "make a soul reflect now (rewrites its MEMORY.md)")
+    reflect.add_argument("soul")
+    weekly = command("weekly", _weekly, "write a soul's weekly summary now")
+    weekly.add_argument("soul")
+    decay = command("decay", _decay, "run the nightly forgetting pass on a soul now")
+    decay.add_argument("soul")
+    decay.add_argument("--now", help="as of this time (ISO 8601), to test the curve")
+    confidence = command("confidence", _confidence, "how well a soul knows a topic")
+    confidence.add_argument("soul")
+    confidence.add_argument("topic")
+    homeostasis = command("homeostasis", _homeostasis, "measure a soul's drives now")
+    homeostasis.add_argument("soul")
+    watch = command("watch", _watch, "print souls' outputs live (reflects, signals, wake-ups)")
+    watch.add_argument("souls", nargs="*", metavar="SOUL")
+    watch.add_argument("--kind", action="append", default=[], help="only this kind (repeatable)")
     config = command("config", lambda a: 2, "configuration tools")
     config_sub = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
     check = config_sub.add_parser("check", help="validate the configuration without starting")
@@ -228,7 +243,62 @@ def _souls(args: argparse.Namespace) -> int:
 
 def _stats(args: argparse.Namespace) -> int:
     result = _call(args, "soul.stats", {"soul": args.soul})
-    return _print(args, result, lambda r: "\n".join(f"{k}: {v}" for k, v in r.items()))
+    return _print(args, result, _key_values)
+
+
+def _key_values(result: dict[str, Any]) -> str:
+    return "\n".join(f"{key}: {value}" for key, value in result.items())
+
+
+def _reflect(args: argparse.Namespace) -> int:
+    return _print(args, _call(args, "reflect", {"soul": args.soul}), _key_values)
+
+
+def _weekly(args: argparse.Namespace) -> int:
+    return _print(args, _call(args, "weekly", {"soul": args.soul}), _key_values)
+
+
+def _decay(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"soul": args.soul}
+    if args.now:
+        params["now"] = args.now
+    return _print(args, _call(args, "decay", params), _key_values)
+
+
+def _homeostasis(args: argparse.Namespace) -> int:
+    return _print(args, _call(args, "homeostasis", {"soul": args.soul}), _key_values)
+
+
+def _confidence(args: argparse.Namespace) -> int:
+    result = _call(args, "confidence", {"soul": args.soul, "topic": args.topic})
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [
+            f"{r['state']} (score {r['score']:.2f}: coverage {r['coverage']:.2f}, "
+            f"somatic {r['somatic']:.2f})"
+        ]
+        lines += [f"  gap: {gap}" for gap in r["gaps"]]
+        return "\n".join(lines)
+
+    return _print(args, result, human)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    async def go() -> None:
+        async with (
+            Client.connect(_socket_path(args)) as client,
+            client.subscribe(args.souls, args.kind) as outputs,
+        ):
+            async for output in outputs:
+                if args.json:
+                    line = msgspec.json.encode(output).decode()
+                else:
+                    payload = " ".join(f"{k}={v}" for k, v in output["payload"].items())
+                    line = f"{output['soul'] or '-'} {output['kind']}: {payload}"
+                print(line, flush=True)
+
+    anyio.run(go)
+    return 0
 
 
 def _config_check(args: argparse.Namespace) -> int:

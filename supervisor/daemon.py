@@ -16,6 +16,7 @@ signal exits at once.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -31,6 +32,7 @@ from souls.clock import Clock, SystemClock
 from souls.mailbox import Mailbox
 from supervisor.config import Settings
 from supervisor.errors import ChildStartError
+from supervisor.outputs import Outputs
 from supervisor.paths import check_private_dir, check_socket_path
 from supervisor.registry import Registry, SoulHandle
 from supervisor.tree import ChildSpec, Supervisor
@@ -46,6 +48,7 @@ class Daemon:
         self.settings = settings
         self.clock = clock or SystemClock()
         self.registry = Registry()
+        self.outputs = Outputs()
         self.started_at = time.time()
         self._souls = Supervisor("souls", max_restarts=1_000_000, max_seconds=1.0)
         socket_config = settings.daemon.socket
@@ -62,6 +65,7 @@ class Daemon:
                 self.status,
                 fault_injection=settings.daemon.testing.fault_injection,
             ),
+            self.outputs,
         )
 
     async def run(self) -> None:
@@ -114,6 +118,7 @@ class Daemon:
                     db_path=self.settings.soul_dir(name) / "soul.db",
                     brain_dir=self.settings.brain_dir(name),
                     mailbox=Mailbox(name, config.mailbox.capacity),
+                    emit=functools.partial(self.outputs.publish, name),
                 )
                 self.registry.add(handle)
                 try:
@@ -145,4 +150,6 @@ class Daemon:
             "requests": stats.requests,
             "errors": stats.errors,
             "refused_peers": stats.refused_peers,
+            "subscribers": self.outputs.subscribers,
+            "outputs": self.outputs.published,
         }

@@ -25,6 +25,7 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     │   └── RemoteError              (the code the daemon sent)
     ├── AlreadyRunning               already_running
     ├── InjectedFault                injected_fault
+    ├── LLMError                     llm_unavailable   (souls/llm.py)
     └── SupervisorError
         ├── ChildStartError          child_start_failed
         └── RestartIntensityExceeded restart_intensity

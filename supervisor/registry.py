@@ -23,6 +23,7 @@ from souls.clock import Clock
 from souls.config import SoulConfig
 from souls.mailbox import Mailbox
 from souls.messages import Message
+from souls.mind import Emit
 from souls.soul import Soul
 from supervisor.errors import RestartIntensityExceeded, SoulUnavailable, UnknownSoul
 from supervisor.tree import ChildSpec, Supervisor
@@ -39,6 +40,8 @@ class SoulHandle:
     db_path: Path
     brain_dir: Path
     mailbox: Mailbox[Message]
+    # Where the soul's outputs go (the daemon's outputs hub), if anywhere.
+    emit: Emit | None = None
     state: SoulState = "starting"
     starts: int = 0
     last_error: str | None = None
@@ -80,7 +83,12 @@ class SoulHandle:
         async def actor(task_status: anyio.abc.TaskStatus[None]) -> None:
             # A fresh Soul on every start: in-memory state is rebuilt from the database.
             soul = Soul(
-                self.name, self.config, db_path=self.db_path, brain_dir=self.brain_dir, clock=clock
+                self.name,
+                self.config,
+                db_path=self.db_path,
+                brain_dir=self.brain_dir,
+                clock=clock,
+                emit=self.emit,
             )
             self.state = "restarting" if self.starts else "starting"
             self.starts += 1

@@ -32,13 +32,19 @@ from supervisor.tree import Supervisor
 T0 = 1_780_000_000.0
 STATUS = {"version": "test", "souls": 2}
 ALL_METHODS = [
+    "confidence",
     "context",
     "daemon.status",
+    "decay",
     "event.import",
     "event.push",
+    "homeostasis",
     "recall",
+    "reflect",
     "soul.list",
     "soul.stats",
+    "subscribe",
+    "weekly",
 ]
 
 
@@ -136,9 +142,29 @@ async def test_event_push_goes_through_a_real_soul(tmp_path: Path) -> None:
         )
         stats = await host.call("soul.stats", {"soul": "alpha"})
         recalled = await host.call("recall", {"soul": "alpha", "query": "hello"})
-    assert first == {"event_id": 1, "salience": 0.5, "status": "stored"}
-    assert again == {"event_id": 1, "salience": 0.5, "status": "duplicate"}
-    assert urgent == {"event_id": 2, "salience": 1.0, "status": "stored"}
+    # The first event is all news to the soul's empty summary and makes it reflect; the
+    # next one is new against that summary too, but within the surprise cooldown.
+    assert first == {
+        "event_id": 1,
+        "salience": 0.5,
+        "status": "stored",
+        "surprise": 1.0,
+        "reflected": True,
+    }
+    assert again == {
+        "event_id": 1,
+        "salience": 0.5,
+        "status": "duplicate",
+        "surprise": None,
+        "reflected": False,
+    }
+    assert urgent == {
+        "event_id": 2,
+        "salience": 1.0,
+        "status": "stored",
+        "surprise": 1.0,
+        "reflected": False,
+    }
     assert stats["soul"] == "alpha"
     assert (stats["events"], stats["queued"]) == (2, 0)
     assert [(i["id"], i["text"], i["refs"]) for i in recalled["items"]] == [(1, "hello", ["m-1"])]
@@ -227,10 +253,12 @@ async def test_recall_and_context(tmp_path: Path) -> None:
         context = await host.call("context", {"soul": "alpha", "query": "zebra"})
         bad_k = await host.fails("recall", {"soul": "alpha", "query": "x", "k": 0}, InvalidParams)
         no_query = await host.fails("recall", {"soul": "alpha"}, InvalidParams)
+    # The first event reflected into the summary, whose line about it covers the query.
     assert [item["id"] for item in recalled["items"]] == [1]
-    assert recalled["items"][0]["via"] == "bm25"
-    assert [s["name"] for s in context["sections"]] == ["recalled"]
-    assert context["sections"][0]["memory_ids"] == [1]
+    assert recalled["items"][0]["via"] == "summary"
+    assert [s["name"] for s in context["sections"]] == ["summary", "recalled"]
+    assert context["sections"][0]["text"] == "## MEMORY\n## Notable\n- the zebra escaped [m1]\n\n"
+    assert context["sections"][1]["memory_ids"] == [1]
     assert "[m1] the zebra escaped" in context["text"]
     assert "max_k" in bad_k.message
     assert "`query`" in no_query.message

@@ -138,12 +138,27 @@ def test_params_that_are_not_an_object(raw: bytes) -> None:
 
 
 def test_encode_result_shape() -> None:
-    frame = encode_result(7, PushResult(3, 0.5, "stored"))
+    frame = encode_result(7, PushResult(3, 0.5, "stored", surprise=0.25, reflected=True))
     assert frame.endswith(b"\n")
     assert frame.count(b"\n") == 1
     assert json.loads(frame) == {
         "id": 7,
-        "result": {"event_id": 3, "salience": 0.5, "status": "stored"},
+        "result": {
+            "event_id": 3,
+            "salience": 0.5,
+            "status": "stored",
+            "surprise": 0.25,
+            "reflected": True,
+        },
+    }
+    # Fields left at their defaults are still on the wire: a reply always has every key.
+    dropped = json.loads(encode_result(8, PushResult(None, 0.2, "dropped")))
+    assert dropped["result"] == {
+        "event_id": None,
+        "salience": 0.2,
+        "status": "dropped",
+        "surprise": None,
+        "reflected": False,
     }
     assert json.loads(encode_result("req-1", None)) == {"id": "req-1", "result": None}
 

@@ -49,6 +49,8 @@ def test_send_json_and_flags_reach_the_gate(soupd: Daemon) -> None:
     dm = json.loads(ok(home.cli("--json", "send", "alpha", "hello", "--kind", "dm")))
     assert dm["status"] == "stored"
     assert dm["salience"] == 0.9
+    # The soul's first event: all news to its empty summary, so it reflects.
+    assert (dm["surprise"], dm["reflected"]) == (1.0, True)
     mentioned = json.loads(
         ok(
             home.cli(
@@ -72,7 +74,14 @@ def test_send_json_and_flags_reach_the_gate(soupd: Daemon) -> None:
             )
         )
     )
-    assert mentioned == {"event_id": mentioned["event_id"], "salience": 0.9, "status": "stored"}
+    # New against the summary "hello", but within the surprise cooldown: no reflect.
+    assert mentioned == {
+        "event_id": mentioned["event_id"],
+        "salience": 0.9,
+        "status": "stored",
+        "surprise": 1.0,
+        "reflected": False,
+    }
     unmentioned = json.loads(
         ok(home.cli("--json", "send", "alpha", "hi team", "--group", "ops", "--ts", "1767225600"))
     )

@@ -100,7 +100,13 @@ def test_dropped_event_is_counted_but_not_stored(soupd: Daemon) -> None:
 
     reply = soupd.push("alpha", "zebra heartbeat tick", kind="heartbeat", group="ops")
 
-    assert reply == {"event_id": None, "salience": 0.05, "status": "dropped"}
+    assert reply == {
+        "event_id": None,
+        "salience": 0.05,
+        "status": "dropped",
+        "surprise": None,
+        "reflected": False,
+    }
     after = soupd.result("soul.stats", {"soul": "alpha"})
     assert (after["events"], after["memories"]) == (before["events"], before["memories"])
     assert sum(after["counters"].values()) == sum(before["counters"].values()) + 1
@@ -181,9 +187,13 @@ def test_context_has_identity_and_recalled_memory_ids(soupd: Daemon) -> None:
     # Same input, same bytes, same hash.
     assert soupd.result("context", {"soul": "alpha", "query": "database migration"}) == ctx
 
+    # The first event made the soul reflect: its summary is a stable section too.
     bare = soupd.result("context", {"soul": "alpha"})
-    assert [s["name"] for s in bare["sections"]] == ["identity"]
-    assert bare["sections"][0]["memory_ids"] == []
+    assert [s["name"] for s in bare["sections"]] == ["identity", "summary"]
+    assert [s["memory_ids"] for s in bare["sections"]] == [[], []]
+    assert "Deploy failed: database migration timeout [m1]" in bare["sections"][1]["text"]
+    assert ctx["text"].startswith(bare["text"])
+    assert bare["prefix_hash"] == ctx["prefix_hash"]
     assert bare["hash"] != ctx["hash"]
     assert soupd.result("context", {"soul": "alpha"})["hash"] == bare["hash"]
 

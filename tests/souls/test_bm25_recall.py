@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from souls.bm25 import TermStats
-from souls.recall import RecallConfig, recall
+from souls.recall import RecallConfig, Recollection, recall
 from souls.results import RecallItem
 from souls.store import NewEvent, Store
 from souls.tokenize import fts_document, fts_match, query_terms, tokens
@@ -189,7 +189,7 @@ async def test_recall_is_exact_bm25_top_k_on_a_small_index(tmp_path: Path) -> No
         stats = await store.term_stats()
         for query in queries:
             for k in (1, 3, 5, 12):
-                items = ids_and_scores(await recall(store, stats, DEFAULT, query, k))
+                items = ids_and_scores((await recall(store, stats, DEFAULT, query, k)).items)
                 if items != exact_top_k(CORPUS, query, k):
                     wrong[query, k] = items
     assert wrong == {}
@@ -209,7 +209,7 @@ async def test_small_index_multi_term_query_finds_memories_with_either_term(
         "melon",
     ]
     async with store_with(tmp_path / "soul.db", texts) as store:
-        items = await recall(store, await store.term_stats(), DEFAULT, "apple banana", 10)
+        items = (await recall(store, await store.term_stats(), DEFAULT, "apple banana", 10)).items
     # A soul with eight memories asked about apples and bananas recalls all five of them.
     assert {item.text for item in items} == {t for t in texts if "apple" in t or "banana" in t}
     assert ids_and_scores(items) == exact_top_k(texts, "apple banana", 10)
@@ -228,7 +228,7 @@ async def test_recall_is_exact_for_discriminating_queries_on_a_larger_index(
             terms = query_terms(query)
             # Each term is in at most 5 % of the memories, so all of them fetch candidates.
             assert stats.discriminating(terms, PRUNING.common_term_share, 0) == terms
-            items = await recall(store, stats, PRUNING, query, 10)
+            items = (await recall(store, stats, PRUNING, query, 10)).items
             assert ids_and_scores(items) == exact_top_k(texts, query, 10), query
 
 
@@ -241,7 +241,7 @@ async def test_common_terms_rerank_the_candidates_of_rare_ones(tmp_path: Path) -
     async with store_with(tmp_path / "soul.db", texts) as store:
         stats = await store.term_stats()
         assert stats.discriminating(query_terms("status outage"), 0.05, 0) == ["outag"]
-        items = await recall(store, stats, PRUNING, "status outage", 3)
+        items = (await recall(store, stats, PRUNING, "status outage", 3)).items
     # Scored by both terms (exact_top_k), not by the probe term alone.
     assert ids_and_scores(items) == exact_top_k(texts, "status outage", 3)
     assert [item.text for item in items][2] == "outage in the north region"
@@ -253,7 +253,7 @@ async def test_recall_is_deterministic(tmp_path: Path) -> None:
         first = await recall(store, stats, DEFAULT, "the database migration", 5)
         second = await recall(store, stats, DEFAULT, "the database migration", 5)
     assert first == second
-    assert first
+    assert first.items
 
 
 async def test_ties_go_to_the_older_memory(tmp_path: Path) -> None:
@@ -261,8 +261,8 @@ async def test_ties_go_to_the_older_memory(tmp_path: Path) -> None:
     texts += ["zebra crossing"] * 3
     async with store_with(tmp_path / "soul.db", texts) as store:
         stats = await store.term_stats()
-        all_of_them = await recall(store, stats, DEFAULT, "zebra", 10)
-        two = await recall(store, stats, DEFAULT, "zebra", 2)
+        all_of_them = (await recall(store, stats, DEFAULT, "zebra", 10)).items
+        two = (await recall(store, stats, DEFAULT, "zebra", 2)).items
     assert [item.id for item in all_of_them] == [2, 4, 5, 6, 7]
     assert len({item.score for item in all_of_them}) == 1
     assert [item.id for item in two] == [2, 4]
@@ -270,7 +270,7 @@ async def test_ties_go_to_the_older_memory(tmp_path: Path) -> None:
 
 async def test_items_carry_text_kind_refs_and_provenance(tmp_path: Path) -> None:
     async with store_with(tmp_path / "soul.db", CORPUS) as store:
-        items = await recall(store, await store.term_stats(), DEFAULT, "river flooded", 1)
+        items = (await recall(store, await store.term_stats(), DEFAULT, "river flooded", 1)).items
     assert items == [
         RecallItem(
             id=7,
@@ -288,12 +288,14 @@ async def test_items_carry_text_kind_refs_and_provenance(tmp_path: Path) -> None
 async def test_queries_that_match_nothing_recall_nothing(tmp_path: Path, query: str) -> None:
     texts = ["Deploying a database migration", "Lunch at noon", "数据库迁移失败"]
     async with store_with(tmp_path / "soul.db", texts) as store:
-        assert await recall(store, await store.term_stats(), DEFAULT, query, 5) == []
+        found = await recall(store, await store.term_stats(), DEFAULT, query, 5)
+    assert found == Recollection(items=[], competitors=[])
 
 
 async def test_recall_on_an_empty_store_is_empty(tmp_path: Path) -> None:
     async with store_with(tmp_path / "soul.db", []) as store:
-        assert await recall(store, await store.term_stats(), DEFAULT, "anything", 5) == []
+        found = await recall(store, await store.term_stats(), DEFAULT, "anything", 5)
+    assert found == Recollection(items=[], competitors=[])
 
 
 @pytest.mark.parametrize(

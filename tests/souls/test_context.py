@@ -28,7 +28,7 @@ def test_sections_come_in_fixed_order() -> None:
     assert [s.name for s in result.sections] == ["identity", "summary", "recalled"]
     assert result.text == (
         "## IDENTITY\nI am Ada's helper.\n\n"
-        "## SUMMARY\nAda ships on Fridays.\n\n"
+        "## MEMORY\nAda ships on Fridays.\n\n"
         "## RECALLED MEMORIES\n- [m3] deploy failed\n- [m1] lunch at noon\n\n"
     )
     assert result.text == "".join(s.text for s in result.sections)

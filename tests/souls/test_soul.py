@@ -147,8 +147,11 @@ async def test_push_stores_and_acks_with_the_event_id(lab: Lab) -> None:
     async with lab.running() as mailbox:
         first = await ask(mailbox, observe("The deploy failed at noon", ref="m-1", sender="ada"))
         second = await ask(mailbox, observe("Lunch with Ada"))
-    assert first == PushResult(1, 0.8, "stored")  # base 0.5 + alarm keyword 0.3
-    assert second == PushResult(2, 0.5, "stored")
+    # base 0.5 + alarm keyword 0.3; the first event is all news to an empty summary and
+    # makes the soul reflect.
+    assert first == PushResult(1, 0.8, "stored", surprise=1.0, reflected=True)
+    # None of its words is in that summary; the surprise cooldown holds the next reflect.
+    assert second == PushResult(2, 0.5, "stored", surprise=1.0, reflected=False)
     assert lab.rows("SELECT id, ref, sender, ts, recorded, salience, text FROM events") == [
         (1, "m-1", "ada", T0, T0, 0.8, "The deploy failed at noon"),
         (2, None, None, T0, T0, 0.5, "Lunch with Ada"),
@@ -161,7 +164,11 @@ async def test_queued_observations_are_committed_in_one_turn(lab: Lab) -> None:
     with capture_logs() as logs:
         async with lab.running():
             results = await outcomes(futures)
-    assert results == [PushResult(i, 0.5, "stored") for i in range(1, 51)]
+    # Measured against the (empty) summary in force when the batch arrived; only the
+    # first of a batch makes the soul reflect.
+    assert results == [PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)] + [
+        PushResult(i, 0.5, "stored", surprise=1.0) for i in range(2, 51)
+    ]
     turns = [entry for entry in logs if entry["event"] == "soul.turn"]
     assert [turn["messages"] for turn in turns] == [50]
     assert lab.rows("SELECT min(id), max(id), count(*) FROM events") == [(1, 50, 50)]
@@ -205,9 +212,10 @@ async def test_duplicate_ref_across_turns_answers_with_the_first_id(lab: Lab) ->
         again = await ask(mailbox, observe("The build failed (resent)", ref="m-1", kind="dm"))
         other = await ask(mailbox, observe("Another one", ref="m-2"))
         counts = await stats(mailbox)
-    assert first == PushResult(1, 0.8, "stored")
-    assert again == PushResult(1, 0.8, "duplicate")  # the stored event's id and salience
-    assert other == PushResult(2, 0.5, "stored")
+    assert first == PushResult(1, 0.8, "stored", surprise=1.0, reflected=True)
+    # The stored event's id and salience; a duplicate measures no surprise.
+    assert again == PushResult(1, 0.8, "duplicate")
+    assert other == PushResult(2, 0.5, "stored", surprise=1.0)
     assert counts.events == 2
     assert lab.rows("SELECT text FROM events WHERE ref = 'm-1'") == [("The build failed",)]
 
@@ -223,9 +231,9 @@ async def test_duplicate_ref_within_one_batch(lab: Lab) -> None:
         results = await outcomes(futures)
         counts = await stats(mailbox)
     assert results == [
-        PushResult(1, 0.5, "stored"),
+        PushResult(1, 0.5, "stored", surprise=1.0, reflected=True),
         PushResult(1, 0.5, "duplicate"),
-        PushResult(2, 0.5, "stored"),
+        PushResult(2, 0.5, "stored", surprise=1.0),
         PushResult(1, 0.5, "duplicate"),
     ]
     assert counts.events == 2
@@ -247,8 +255,8 @@ async def test_events_below_the_threshold_are_dropped_and_counted(lab: Lab) -> N
         counts = await stats(mailbox)
     assert results == [
         PushResult(None, 0.2, "dropped"),
-        PushResult(1, 0.5, "stored"),
-        PushResult(2, 0.35, "stored"),
+        PushResult(1, 0.5, "stored", surprise=1.0, reflected=True),
+        PushResult(2, 0.35, "stored", surprise=1.0),
         PushResult(None, 0.05, "dropped"),
     ]
     assert counts.events == 2
@@ -286,7 +294,7 @@ async def test_hygiene_rejections_store_nothing(lab: Lab, text: str, code: str) 
     assert FAKE_AWS_KEY not in caught.value.message
     assert (counts.events, counts.memories, counts.counters) == (0, 0, {})
     assert counts.rejected == {code: 1}
-    assert resent == PushResult(1, 0.5, "stored")
+    assert resent == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
 
 
 async def test_a_rejection_does_not_spoil_its_batch(lab: Lab) -> None:
@@ -297,10 +305,10 @@ async def test_a_rejection_does_not_spoil_its_batch(lab: Lab) -> None:
     ]
     async with lab.running():
         results = await outcomes(futures)
-    assert results[0] == PushResult(1, 0.5, "stored")
+    assert results[0] == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
     assert isinstance(results[1], RejectedInput)
     assert results[1].code == "hygiene.credential"
-    assert results[2] == PushResult(2, 0.5, "stored")
+    assert results[2] == PushResult(2, 0.5, "stored", surprise=1.0)
 
 
 @pytest.mark.parametrize("ts", ["yesterday", -5.0, 1e13])
@@ -341,9 +349,13 @@ async def test_recall_ranks_english_and_chinese(lab: Lab) -> None:
         lunch = await ask(mailbox, Recall("lunch"))
         nothing = await ask(mailbox, Recall("giraffe"))
     assert isinstance(english, RecallResult)
-    assert [item.id for item in english.items] == [2, 1]  # "migrat" twice beats once
-    assert english.items[0].score > english.items[1].score > 0
-    assert english.items[0].refs == ["r-1"]
+    # The first event made the soul reflect, and the summary line that cites it covers
+    # both query terms: the summary brings m1 first (scored by its coverage). BM25 then
+    # adds m2, which it would have ranked first ("migrat" twice beats once).
+    assert [(item.id, item.via) for item in english.items] == [(1, "summary"), (2, "bm25")]
+    assert english.items[0].score == 1.0
+    assert english.items[1].score > 0
+    assert [item.refs for item in english.items] == [["r-0"], ["r-1"]]
     assert [item.id for item in chinese.items] == [4]
     assert [item.text for item in lunch.items] == ["Lunch with Ada at noon"]
     assert nothing.items == []
@@ -359,7 +371,8 @@ async def test_recall_sees_events_stored_after_the_first_recall(lab: Lab) -> Non
     # A fresh incarnation reads the statistics from the index instead: same answer.
     async with lab.running() as mailbox:
         cold = await ask(mailbox, Recall("zebra"))
-    assert [i.id for i in warm.items] == [2, 1]
+    # m1 is cited by the summary its arrival reflected, so it comes before the BM25 hit.
+    assert [(i.id, i.via) for i in warm.items] == [(1, "summary"), (2, "bm25")]
     assert warm == cold
 
 
@@ -432,19 +445,35 @@ async def test_import_reasons_are_capped(lab: Lab) -> None:
 async def test_context_orders_sections_and_lists_recalled_ids(lab: Lab) -> None:
     lab.brain_dir.mkdir(parents=True)
     (lab.brain_dir / "SOUL.md").write_text("I am Ada's helper.\n", encoding="utf-8")
+    # A hand-written MEMORY.md is not the summary: the soul's own, in its database, is.
     (lab.brain_dir / "MEMORY.md").write_text("Ada deploys on Fridays.\n", encoding="utf-8")
     async with lab.running() as mailbox:
+        before = await ask(mailbox, Context())
         await ask(mailbox, observe("The Friday deploy failed"))
         await ask(mailbox, observe("Lunch at noon"))
         with_query = await ask(mailbox, Context("deploy"))
         without = await ask(mailbox, Context())
         again = await ask(mailbox, Context())
+    assert [s.name for s in before.sections] == ["identity"]
     assert isinstance(with_query, ContextResult)
-    assert [s.name for s in with_query.sections] == ["identity", "summary", "recalled"]
-    assert with_query.sections[2].memory_ids == [1]
+    assert [s.name for s in with_query.sections] == [
+        "identity",
+        "summary",
+        "gut_feelings",
+        "recalled",
+    ]
+    # The first event reflected into the summary; the second was held by the cooldown.
+    assert with_query.sections[1].text == (
+        "## MEMORY\n## Failures and alarms\n- The Friday deploy failed [m1]\n\n"
+    )
+    # "failed" left a negative marker on "deploy", weighted by the event's salience.
+    assert "- deploy: uneasy (negative, 0.8)\n" in with_query.sections[2].text
+    assert with_query.sections[3].memory_ids == [1]
     assert "- [m1] The Friday deploy failed" in with_query.text
+    assert "Ada deploys on Fridays." not in with_query.text
     assert [s.name for s in without.sections] == ["identity", "summary"]
     assert with_query.text.startswith(without.text)  # the stable prefix
+    assert with_query.prefix_hash == without.prefix_hash == again.prefix_hash
     assert without.hash == again.hash
 
 
@@ -457,23 +486,27 @@ async def test_crash_fails_its_reply_and_propagates(tmp_path: Path) -> None:
     with anyio.fail_after(10), pytest.raises(InjectedFault, match="test"):
         await lab.soul().run(lab.mailbox)
     done = await outcomes([before, crash])
-    assert done[0] == PushResult(1, 0.5, "stored")
+    assert done[0] == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
     assert isinstance(done[1], SoulUnavailable)
     assert "'alpha'" in done[1].message
     assert not next_turn.settled
     assert lab.rows("SELECT ref FROM events") == [("a",)]
     # The next incarnation finds the data and the mail that was not handled; every
-    # reply ends settled, and nothing is stored twice.
+    # reply ends settled, and nothing is stored twice. It also finds the summary the
+    # first event reflected ("before the fault"), and measures surprise against it.
     async with lab.running() as mailbox:
         later = await outcomes([same_turn, next_turn])
         duplicate = await ask(mailbox, observe("before the fault", ref="a"))
     assert duplicate == PushResult(1, 0.5, "duplicate")
     if isinstance(later[0], SoulUnavailable):  # failed with the crash: never stored
         assert "send it again" in later[0].message
-        assert later[1] == PushResult(2, 0.5, "stored")
+        assert later[1] == PushResult(2, 0.5, "stored", surprise=0.5)
         assert lab.rows("SELECT ref FROM events ORDER BY id") == [("a",), ("c",)]
     else:  # handed back to the mailbox: stored by the next incarnation
-        assert later == [PushResult(2, 0.5, "stored"), PushResult(3, 0.5, "stored")]
+        assert later == [
+            PushResult(2, 0.5, "stored", surprise=0.6),  # same, turn, as: 3 of 5 new
+            PushResult(3, 0.5, "stored", surprise=0.5),  # queu, behind: 2 of 4 new
+        ]
         assert lab.rows("SELECT ref FROM events ORDER BY id") == [("a",), ("b",), ("c",)]
 
 
@@ -489,7 +522,9 @@ async def test_a_new_soul_on_the_same_database_sees_everything(lab: Lab) -> None
         counts = await stats(mailbox)
     assert after == before
     assert duplicate == PushResult(1, 0.5, "duplicate")
-    assert fresh == PushResult(2, 0.5, "stored")
+    # Measured against the summary the first incarnation reflected ("The zebra escaped"):
+    # "came" and "back" are new, "the" and "zebra" are not.
+    assert fresh == PushResult(2, 0.5, "stored", surprise=0.5)
     assert (counts.events, counts.counters) == (2, {"dropped.attention": 1})
 
 
@@ -505,7 +540,15 @@ async def test_cancellation_drains_queued_mail(tmp_path: Path) -> None:
             futures.append(lab.queue(Stats()))
             tg.cancel_scope.cancel()
     results = await outcomes(futures)
-    assert results[:20] == [PushResult(i, 0.5, "stored") for i in range(1, 21)]
+    # The first turn (four events) is measured against the empty summary, and its first
+    # event reflects them into one line: "late event 3", counted 4 times, citing m1 and
+    # m4. Against its words (the citation and the count are not words of the world)
+    # every later event has one new token in three: its number.
+    assert results[:20] == [
+        PushResult(1, 0.5, "stored", surprise=1.0, reflected=True),
+        *(PushResult(i, 0.5, "stored", surprise=1.0) for i in range(2, 5)),
+        *(PushResult(i, 0.5, "stored", surprise=0.3333) for i in range(5, 21)),
+    ]
     assert results[20].stored == 1
     assert results[21].events == 21
     assert lab.mailbox.statistics().queued == 0

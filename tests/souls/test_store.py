@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from souls.changes import Changes
 from souls.schema import MIGRATIONS
 from souls.store import NewEvent, Store, StoreCounts
 from souls.tokenize import fts_document, fts_match, tokens
@@ -59,6 +60,7 @@ async def test_migrations_are_applied_once_and_recorded_by_name(tmp_path: Path) 
     assert [name for name, _ in first] == [name for name, _ in MIGRATIONS]
     tables = {row[0] for row in query(path, "SELECT name FROM sqlite_master")}
     assert {"events", "memories", "memory_fts", "counters", "migrations"} <= tables
+    assert {"summaries", "edges", "markers", "gaps", "soul_state"} <= tables
 
     async with opened(path) as store:
         await store.append([new_event("still works after reopening")])
@@ -135,11 +137,13 @@ async def test_counters_are_upserted_and_persist(tmp_path: Path) -> None:
     path = tmp_path / "soul.db"
     async with opened(path) as store:
         assert await store.counters() == {}
-        await store.append([], {"dropped.attention": 2})
-        await store.append([new_event("x")], {"dropped.attention": 3, "other": 1})
+        await store.flush(Changes(counters=Counter({"dropped.attention": 2})), now=1.0)
+        await store.append(
+            [new_event("x")], Changes(counters=Counter({"dropped.attention": 3, "other": 1}))
+        )
         assert await store.counters() == {"dropped.attention": 5, "other": 1}
     async with opened(path) as store:
-        await store.append([], {"other": 1})
+        await store.append([], Changes(counters=Counter({"other": 1})))
         assert await store.counters() == {"dropped.attention": 5, "other": 2}
         assert (await store.counts()).events == 1
 
@@ -221,16 +225,21 @@ async def test_term_stats_match_what_was_appended(tmp_path: Path) -> None:
 async def test_a_failing_append_rolls_back_completely(tmp_path: Path) -> None:
     path = tmp_path / "soul.db"
     async with opened(path) as store:
-        assert await store.append([new_event("kept", "r-1")], {"c": 1}) == [1]
+        assert await store.append(
+            [new_event("kept", "r-1")], Changes(counters=Counter({"c": 1}))
+        ) == [1]
         # The store trusts its caller to have de-duplicated; a repeated ref still cannot
         # get past the UNIQUE constraint, and the whole batch goes with it.
         with pytest.raises(sqlite3.IntegrityError):
             await store.append(
                 [new_event("fresh one"), new_event("fresh two", "r-2"), new_event("dup", "r-2")],
-                {"c": 10},
+                Changes(counters=Counter({"c": 10})),
             )
         with pytest.raises(sqlite3.IntegrityError):
-            await store.append([new_event("fresh three"), new_event("again", "r-1")], {"c": 100})
+            await store.append(
+                [new_event("fresh three"), new_event("again", "r-1")],
+                Changes(counters=Counter({"c": 100})),
+            )
         assert await store.counts() == StoreCounts(events=1, memories=1, hidden=0)
         assert await store.counters() == {"c": 1}
         assert (await store.term_stats()).documents == 1

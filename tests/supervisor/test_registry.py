@@ -109,7 +109,9 @@ async def test_handles_report_running_once_started(tmp_path: Path) -> None:
     assert (alpha.state, alpha.restarts) == ("starting", 0)
     async with souls_tree(registry_of(alpha)):
         assert (alpha.state, alpha.restarts, alpha.last_error) == ("running", 0, None)
-        assert await ask(alpha, Observe(EventIn(text="hello"))) == PushResult(1, 0.5, "stored")
+        first = await ask(alpha, Observe(EventIn(text="hello")))
+        # The soul's first event is all news to its empty summary and makes it reflect.
+        assert first == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
 
 
 async def test_a_crashed_soul_is_restarted_with_its_data(tmp_path: Path) -> None:
@@ -125,7 +127,10 @@ async def test_a_crashed_soul_is_restarted_with_its_data(tmp_path: Path) -> None
     assert isinstance(recalled, RecallResult)
     assert [item.text for item in recalled.items] == ["remember the zebra"]
     assert duplicate == PushResult(1, 0.5, "duplicate")
-    assert fresh == PushResult(2, 0.5, "stored")
+    # The restarted soul measures surprise against the summary the first event reflected
+    # ("remember the zebra"): "and" and "lion" are new. Above the threshold, but within
+    # the surprise cooldown, so no reflect.
+    assert fresh == PushResult(2, 0.5, "stored", surprise=0.6667)
     assert alpha.last_error is None
 
 
@@ -138,7 +143,7 @@ async def test_mail_queued_behind_a_crash_is_handled_by_the_next_incarnation(
         alpha.mailbox.tell_nowait(Crash("once"), crash)
         alpha.mailbox.tell_nowait(Observe(EventIn(text="queued behind")), behind)
         with anyio.fail_after(5):
-            assert await behind.wait() == PushResult(1, 0.5, "stored")
+            assert await behind.wait() == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
             with pytest.raises(SoulUnavailable):
                 await crash.wait()
         assert alpha.restarts == 1
@@ -175,7 +180,8 @@ async def test_too_many_crashes_fail_the_soul_and_spare_its_sibling(tmp_path: Pa
         # The sibling under the same dynamic supervisor never noticed.
         assert registry.lookup("beta") is beta
         assert (beta.state, beta.restarts) == ("running", 0)
-        assert await ask(beta, Observe(EventIn(text="still here"))) == PushResult(2, 0.5, "stored")
+        still = await ask(beta, Observe(EventIn(text="still here")))
+        assert still == PushResult(2, 0.5, "stored", surprise=1.0)  # in the cooldown
         beta_stats = await ask(beta, Stats())
         assert isinstance(beta_stats, SoulStats)
         assert beta_stats.events == 2
@@ -214,10 +220,12 @@ async def test_a_crash_costs_only_the_mail_that_caused_it(tmp_path: Path) -> Non
     alpha.mailbox.tell_nowait(Observe(EventIn(text="fire and forget", ref="c")))
     async with souls_tree(registry_of(alpha)):
         with anyio.fail_after(5):
-            assert await before.wait() == PushResult(1, 0.5, "stored")
+            assert await before.wait() == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
             with pytest.raises(SoulUnavailable):
                 await crash.wait()
-            assert await after.wait() == PushResult(2, 0.5, "stored")
+            # Against "first of the turn", the summary the first event reflected, only
+            # "third" is new.
+            assert await after.wait() == PushResult(2, 0.5, "stored", surprise=0.25)
         stats = await ask(alpha, Stats())
     assert alpha.restarts == 1
     assert isinstance(stats, SoulStats)

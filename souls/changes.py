@@ -1,0 +1,111 @@
+"""Changes to a soul's derived state, gathered during a turn and written in one go.
+
+A turn (recalls, appraisals, a reflect, a signal...) does not write as it goes: it
+records what should change in a :class:`Changes`, and the store writes all of it in
+the same transaction as the turn's events (or on its own when the turn stored none).
+One write path, one transaction per turn, and recall stays a pure read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import aiosqlite
+
+__all__ = ["Changes", "SummaryVersion", "write_changes"]
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryVersion:
+    layer: str  # consolidated | weekly
+    text: str
+    observations: int
+    reflector: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Changes:
+    # Persistent counters to add to (drops per reason...).
+    counters: Counter[str] = field(default_factory=Counter)
+    # Hebbian edge increments, keyed by (a, b) with a < b.
+    edges: Counter[tuple[int, int]] = field(default_factory=Counter)
+    # Memories returned by a recall: last_recalled = now, recalls + 1.
+    recalled: set[int] = field(default_factory=set)
+    # Retrieval-induced forgetting: salience to take off, per memory.
+    penalties: dict[int, float] = field(default_factory=dict)
+    # Somatic markers to set (absolute weights).
+    markers: dict[tuple[str, str], float] = field(default_factory=dict)
+    # Knowledge gaps to record: (topic, detail).
+    gaps: list[tuple[str, str]] = field(default_factory=list)
+    # New summary versions.
+    summaries: list[SummaryVersion] = field(default_factory=list)
+    # soul_state values to set.
+    state: dict[str, str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.counters
+            or self.edges
+            or self.recalled
+            or self.penalties
+            or self.markers
+            or self.gaps
+            or self.summaries
+            or self.state
+        )
+
+
+async def write_changes(db: aiosqlite.Connection, changes: Changes, now: float) -> None:
+    """Write ``changes`` on ``db``; the caller holds the transaction."""
+    if changes.counters:
+        await db.executemany(
+            "INSERT INTO counters (name, value) VALUES (?, ?)"
+            " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
+            list(changes.counters.items()),
+        )
+    if changes.edges:
+        await db.executemany(
+            "INSERT INTO edges (a, b, weight, updated) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (a, b) DO UPDATE SET weight = weight + excluded.weight,"
+            " updated = excluded.updated",
+            [(a, b, weight, now) for (a, b), weight in changes.edges.items()],
+        )
+    if changes.recalled:
+        await db.executemany(
+            "UPDATE memories SET last_recalled = ?, recalls = recalls + 1 WHERE id = ?",
+            [(now, memory_id) for memory_id in sorted(changes.recalled)],
+        )
+    if changes.penalties:
+        await db.executemany(
+            "UPDATE memories SET salience = max(0.0, salience - ?) WHERE id = ?",
+            [(amount, memory_id) for memory_id, amount in changes.penalties.items()],
+        )
+    if changes.markers:
+        await db.executemany(
+            "INSERT INTO markers (topic, valence, weight, updated) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (topic, valence) DO UPDATE SET weight = excluded.weight,"
+            " updated = excluded.updated",
+            [(topic, valence, w, now) for (topic, valence), w in changes.markers.items()],
+        )
+    if changes.gaps:
+        await db.executemany(
+            "INSERT INTO gaps (topic, detail, created) VALUES (?, ?, ?)",
+            [(topic, detail, now) for topic, detail in changes.gaps],
+        )
+    if changes.summaries:
+        await db.executemany(
+            "INSERT INTO summaries (layer, text, created, observations, reflector, reason)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (s.layer, s.text, now, s.observations, s.reflector, s.reason)
+                for s in changes.summaries
+            ],
+        )
+    if changes.state:
+        await db.executemany(
+            "INSERT INTO soul_state (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            list(changes.state.items()),
+        )

@@ -1,0 +1,346 @@
+"""Somatic markers (DESIGN §3.7): weighted gut feelings per (topic, valence).
+
+An event's text is *appraised*: lexicon hits give it a valence, its other content terms
+are the topics the feeling attaches to, and its salience is the weight. ``Markers``
+accumulates those weights per (topic, valence), decays them nightly and prunes the
+faint ones; a turn whose terms touch a topic gets its markers as ``GUT FEELINGS``.
+
+Invariants a caller may rely on:
+
+- Everything is pure and deterministic: no clock, no I/O; same inputs, same output.
+- Topics are terms of the shared tokenizer (``souls.tokenize``), so a marker touches a
+  turn exactly when recall would match the word: ``deploys`` and ``deployment`` share
+  the topic ``deploy``.
+- A weight is never negative; a marker whose weight falls below ``prune_below`` on
+  decay is gone.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Literal, get_args
+
+import msgspec
+
+from souls.tokenize import query_terms, tokens
+
+__all__ = [
+    "Appraisal",
+    "Marker",
+    "Markers",
+    "SomaticConfig",
+    "Valence",
+    "appraise",
+    "gut_feelings",
+    "topic_terms",
+]
+
+Valence = Literal["positive", "negative"]
+_VALENCES: tuple[str, ...] = get_args(Valence)
+
+# Han, kana and Hangul: entries with one of these are matched as substrings (no spaces
+# between words), and their single-character tokens are too vague to be topics.
+_CJK_CHAR = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff]")
+# A Latin letter or digit: what may not touch an English entry for it to be a whole word.
+_WORD_EDGE = "a-z0-9\u00c0-\u024f"
+_WORDS = re.compile("[a-z0-9\u00c0-\u024f]+")
+
+
+class SomaticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    # Words and phrases that make an event feel bad: English whole words (a space matches
+    # any whitespace, an apostrophe is optional; inflections are listed because matching
+    # is exact) or CJK substrings. Where two entries overlap the longer one counts, so
+    # "not working" is negative although "working now" is positive.
+    negative_words: list[str] = msgspec.field(
+        default_factory=lambda: [
+            *("error", "errors", "fail", "fails", "failed", "failing", "failure", "failures"),
+            *("refuse", "refuses", "refused", "refusing", "refusal", "refusals", "denied"),
+            *("reject", "rejects", "rejected", "rejecting", "rejection", "rejections"),
+            *("complain", "complains", "complained", "complaint", "complaints"),
+            *("bug", "bugs", "buggy", "regression", "regressions", "outage", "outages"),
+            *("crash", "crashes", "crashed", "crashing", "broken", "unsuccessful"),
+            *("wrong", "bad", "worse", "worst", "terrible", "awful", "horrible", "useless"),
+            *("frustrated", "frustrating", "annoyed", "annoying", "disappointed"),
+            *("disappointing", "hate", "hated", "not good", "not great", "no good"),
+            *("doesn't work", "does not work", "didn't work", "did not work", "won't work"),
+            *("not working", "isn't working", "stopped working", "no longer works"),
+            *("错误", "失败", "拒绝", "不行", "糟糕", "崩溃", "故障", "报错", "出错", "异常"),
+            *("宕机", "投诉", "抱怨", "不好", "不太好", "不对", "太差", "很差", "差劲"),
+            *("讨厌", "失望", "没用", "用不了", "坏了", "不成功", "没成功"),
+        ]
+    )
+    # Words and phrases that make an event feel good, matched the same way.
+    positive_words: list[str] = msgspec.field(
+        default_factory=lambda: [
+            *("thanks", "thank you", "thx", "praise", "praised", "appreciate", "appreciated"),
+            *("success", "successes", "successful", "successfully", "succeed", "succeeded"),
+            *("fixed", "solved", "resolved", "works", "worked", "working now", "works now"),
+            *("great", "excellent", "awesome", "perfect", "perfectly", "wonderful"),
+            *("fantastic", "amazing", "brilliant", "impressive", "helpful", "nice"),
+            *("love", "loved", "good job", "good work", "well done", "looks good"),
+            *("谢谢", "感谢", "多谢", "成功", "很好", "真好", "太好了", "好极了", "棒"),
+            *("完美", "优秀", "厉害", "满意", "不错", "修好", "解决了", "搞定", "给力"),
+        ]
+    )
+    # Most topics one event attaches its feeling to.
+    max_topics_per_event: int = 3
+    # Every weight is multiplied by this once a night.
+    nightly_decay: float = 0.9
+    # A marker whose weight falls below this on decay is dropped.
+    prune_below: float = 0.05
+    # Most markers shown in GUT FEELINGS.
+    inject_limit: int = 5
+    # Markers lighter than this are not shown.
+    min_weight_to_show: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name, words in (("negative", self.negative_words), ("positive", self.positive_words)):
+            if any(not word.strip() for word in words):
+                raise ValueError(f"{name}_words must not contain blank entries")
+        both = {_key(w) for w in self.negative_words} & {_key(w) for w in self.positive_words}
+        if both:
+            raise ValueError(f"words in both lexicons: {', '.join(sorted(both))}")
+        if self.max_topics_per_event < 1:
+            raise ValueError("max_topics_per_event must be at least 1")
+        if not 0 < self.nightly_decay <= 1:
+            raise ValueError("nightly_decay must be within (0, 1]")
+        if self.prune_below < 0 or self.min_weight_to_show < 0 or self.inject_limit < 0:
+            raise ValueError("prune_below, min_weight_to_show and inject_limit must be >= 0")
+
+
+class Appraisal(msgspec.Struct, frozen=True, kw_only=True):
+    """How an event felt: its valence, what it was about, and how much it mattered."""
+
+    valence: Valence
+    topics: tuple[str, ...]
+    weight: float
+
+
+class Marker(msgspec.Struct, frozen=True):
+    """One (topic, valence) feeling and its accumulated weight."""
+
+    topic: str
+    valence: Valence
+    weight: float
+
+
+def _normal(text: str) -> str:
+    """Text as the lexicon sees it: NFKC, lowercase, straight apostrophes."""
+    return unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
+
+
+def _is_cjk_unigram(term: str) -> bool:
+    return len(term) == 1 and _CJK_CHAR.match(term) is not None
+
+
+def topic_terms(text: str) -> list[str]:
+    """The terms of ``text`` a feeling can attach to: ``query_terms`` without single CJK
+    characters, first seen first.
+
+    A lone Han character is too vague to carry a feeling (数 would touch every text about
+    数据, 数学 or 数字, and particles such as 的 or 了 every Chinese text at all), so CJK
+    topics are bigrams: 数据库 gives 数据 and 据库. A one-character word (猫) is lost.
+    """
+    return [t for t in query_terms(text) if not _is_cjk_unigram(t)]
+
+
+def _key(text: str) -> str:
+    """A normalised entry or match, apostrophes dropped: how hits find their entry."""
+    return " ".join(_normal(text).replace("'", "").split())
+
+
+class _Lexicon:
+    def __init__(self, negative: tuple[str, ...], positive: tuple[str, ...]) -> None:
+        self.valence: dict[str, Valence] = {}
+        patterns: dict[str, str] = {}
+        lexicons: tuple[tuple[tuple[str, ...], Valence], ...] = (
+            (negative, "negative"),
+            (positive, "positive"),
+        )
+        for words, valence in lexicons:
+            for word in words:
+                self.valence[_key(word)] = valence
+                patterns[_key(word)] = _pattern(_normal(word))
+        # Longest first, so that at any position the longest entry wins ("not working"
+        # over "working", 不太好 over 太好); ties sorted for determinism.
+        entries = sorted(self.valence, key=lambda w: (-len(w), w))
+        # No entries, no regex: an empty pattern would match everywhere. The whole-word
+        # guards wrap the English alternation once rather than every entry: the same
+        # matches, several times faster.
+        english = [patterns[w] for w in entries if not _CJK_CHAR.search(w)]
+        chinese = [patterns[w] for w in entries if _CJK_CHAR.search(w)]
+        parts = []
+        if english:
+            parts.append(rf"(?<![{_WORD_EDGE}])(?:{'|'.join(english)})(?![{_WORD_EDGE}])")
+        parts += chinese
+        self.regex = re.compile("|".join(parts)) if parts else None
+        # Every term of every entry: none of them is a topic.
+        self.terms = frozenset(t for word in entries for t in tokens(word))
+        # A cheap test first, since most texts carry no valence and the full regex
+        # tries every entry at every position: the first word of each English entry
+        # (apostrophes dropped), and each CJK entry as a substring.
+        self.first_words = frozenset(w.split()[0] for w in entries if not _CJK_CHAR.search(w))
+        self.cjk = tuple(w for w in entries if _CJK_CHAR.search(w))
+
+    def may_match(self, low: str) -> bool:
+        if any(entry in low for entry in self.cjk):
+            return True
+        return not self.first_words.isdisjoint(_WORDS.findall(low.replace("'", "")))
+
+
+def _pattern(word: str) -> str:
+    if _CJK_CHAR.search(word):
+        return re.escape(word)
+    # Any whitespace between words; an entry's apostrophe may be left out. (Whole-word
+    # guards are added around all English entries at once.)
+    return r"\s+".join(re.escape(part).replace("'", "'?") for part in word.split())
+
+
+@functools.lru_cache(maxsize=8)
+def _build(negative: tuple[str, ...], positive: tuple[str, ...]) -> _Lexicon:
+    return _Lexicon(negative, positive)
+
+
+# The lexicon of the config in use, found by identity: building the key tuples for the
+# lru_cache costs more than an appraisal itself.
+_current: tuple[SomaticConfig, _Lexicon] | None = None
+
+
+def _lexicon(config: SomaticConfig) -> _Lexicon:
+    global _current
+    if _current is None or _current[0] is not config:
+        _current = (config, _build(tuple(config.negative_words), tuple(config.positive_words)))
+    return _current[1]
+
+
+def appraise(text: str, salience: float, config: SomaticConfig) -> Appraisal | None:
+    """The feeling ``text`` carries, or None when it carries none.
+
+    The valence with more lexicon hits wins; a tie (including none) is None. Topics are
+    up to ``max_topics_per_event`` content terms of the text in order of first
+    appearance, leaving out the valence words and any term that is part of a lexicon
+    entry. They may be empty ("thanks!"): such an appraisal adds no marker. The weight
+    is the salience (>= 0).
+    """
+    if not salience >= 0 or math.isinf(salience):
+        raise ValueError("salience must be a finite number >= 0")
+    lexicon = _lexicon(config)
+    if lexicon.regex is None:
+        return None
+    low = _normal(text)
+    if not lexicon.may_match(low):
+        return None
+    hits = {"positive": 0, "negative": 0}
+    pieces: list[str] = []
+    start = 0
+    for match in lexicon.regex.finditer(low):
+        hits[lexicon.valence[_key(match.group())]] += 1
+        pieces.append(low[start : match.start()])
+        start = match.end()
+    if hits["positive"] == hits["negative"]:
+        return None
+    valence: Valence = "positive" if hits["positive"] > hits["negative"] else "negative"
+    # Cutting the hits out keeps CJK bigrams that straddle them (库崩 in 数据库崩溃) out.
+    pieces.append(low[start:])
+    remaining = set(tokens("\n".join(pieces)))
+    topics = [t for t in topic_terms(low) if t in remaining and t not in lexicon.terms]
+    return Appraisal(
+        valence=valence, topics=tuple(topics[: config.max_topics_per_event]), weight=salience
+    )
+
+
+def _strongest_first(marker: Marker) -> tuple[float, str, str]:
+    return (-marker.weight, marker.topic, marker.valence)
+
+
+class Markers:
+    """A soul's somatic markers in memory: (topic, valence) → weight.
+
+    The soul actor loads them with ``from_rows``, persists ``rows()`` (or the markers
+    ``add`` returns), and calls ``decay`` once a night.
+    """
+
+    def __init__(self) -> None:
+        self._weights: dict[tuple[str, Valence], float] = {}
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[str, str, float]]) -> Markers:
+        """Markers from stored ``(topic, valence, weight)`` rows; duplicate keys add up."""
+        markers = cls()
+        for topic, valence, weight in rows:
+            if valence not in _VALENCES:
+                raise ValueError(f"valence must be positive or negative, not {valence!r}")
+            if not weight >= 0 or math.isinf(weight):
+                raise ValueError(f"weight of {topic!r} must be a finite number >= 0")
+            checked: Valence = "positive" if valence == "positive" else "negative"
+            key = (topic, checked)
+            markers._weights[key] = markers._weights.get(key, 0.0) + weight
+        return markers
+
+    def rows(self) -> list[tuple[str, Valence, float]]:
+        """Every marker as ``(topic, valence, weight)``, sorted by topic then valence."""
+        return [(t, v, w) for (t, v), w in sorted(self._weights.items())]
+
+    def __len__(self) -> int:
+        return len(self._weights)
+
+    def add(self, appraisal: Appraisal) -> list[Marker]:
+        """Add the appraisal's weight to each of its topics; return the changed markers."""
+        changed: list[Marker] = []
+        for topic in dict.fromkeys(appraisal.topics):
+            key = (topic, appraisal.valence)
+            weight = self._weights[key] = self._weights.get(key, 0.0) + appraisal.weight
+            changed.append(Marker(topic, appraisal.valence, weight))
+        return changed
+
+    def decay(self, config: SomaticConfig, *, nights: int = 1) -> int:
+        """Apply ``nights`` nightly decays (catching up after downtime); return how many
+        markers fell below ``prune_below`` and were dropped."""
+        if nights < 0:
+            raise ValueError("nights must be >= 0")
+        factor = config.nightly_decay**nights
+        kept = {k: w * factor for k, w in self._weights.items() if w * factor >= config.prune_below}
+        pruned = len(self._weights) - len(kept)
+        self._weights = kept
+        return pruned
+
+    def touching(self, terms: Iterable[str]) -> list[Marker]:
+        """The markers whose topic is one of ``terms``, strongest first (ties by topic,
+        then valence)."""
+        wanted = set(terms)
+        found = [Marker(t, v, w) for (t, v), w in self._weights.items() if t in wanted]
+        return sorted(found, key=_strongest_first)
+
+    def items(self) -> list[Marker]:
+        """Every marker, strongest first (ties by topic, then valence)."""
+        return sorted(
+            (Marker(t, v, w) for (t, v), w in self._weights.items()), key=_strongest_first
+        )
+
+    def totals(self) -> tuple[float, float]:
+        """The summed weights ``(positive, negative)``, independent of insertion order."""
+        positive = math.fsum(w for (_, v), w in self._weights.items() if v == "positive")
+        negative = math.fsum(w for (_, v), w in self._weights.items() if v == "negative")
+        return positive, negative
+
+
+_FELT = {"negative": "uneasy", "positive": "good"}
+_GUT_LEAD = "Felt from past experience, not rules; let these weigh on your judgement:"
+
+
+def gut_feelings(markers: Sequence[Marker], config: SomaticConfig) -> str:
+    """The body of the ``GUT FEELINGS`` section: a lead line, then up to ``inject_limit``
+    markers of weight >= ``min_weight_to_show``, strongest first, as
+    ``- deploy: uneasy (negative, 3.2)``. Empty when none qualifies."""
+    shown = sorted(
+        (m for m in markers if m.weight >= config.min_weight_to_show), key=_strongest_first
+    )
+    lines = [
+        f"- {m.topic}: {_FELT[m.valence]} ({m.valence}, {m.weight:.1f})"
+        for m in shown[: config.inject_limit]
+    ]
+    return "\n".join([_GUT_LEAD, *lines]) if lines else ""

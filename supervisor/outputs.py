@@ -1,0 +1,98 @@
+"""The outputs hub: what souls publish (reflects, internal signals, wake-ups, sparks)
+fanned out to whoever subscribed.
+
+Invariants:
+
+* Publishing never waits: a soul calls :meth:`Outputs.publish` synchronously and it
+  returns at once, whatever the subscribers do.
+* Each subscription has its own bounded buffer. When a subscriber falls behind, what
+  does not fit is dropped *for that subscriber only*, counted, and reported to it in
+  the stream (an ``overflow`` output) as soon as there is room again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+__all__ = ["Output", "Outputs", "Subscription"]
+
+
+class Output(msgspec.Struct, frozen=True):
+    soul: str
+    kind: str
+    ts: float
+    payload: dict[str, Any]
+
+
+class Subscription:
+    def __init__(self, souls: frozenset[str], kinds: frozenset[str], capacity: int) -> None:
+        self.souls = souls
+        self.kinds = kinds
+        send: MemoryObjectSendStream[Output]
+        receive: MemoryObjectReceiveStream[Output]
+        send, receive = anyio.create_memory_object_stream(capacity)
+        self._send = send
+        self._receive = receive
+        self.dropped = 0
+        self._reported = 0
+
+    def wants(self, output: Output) -> bool:
+        return (not self.souls or output.soul in self.souls) and (
+            not self.kinds or output.kind in self.kinds
+        )
+
+    def offer(self, output: Output) -> None:
+        try:
+            self._send.send_nowait(output)
+        except anyio.WouldBlock:
+            self.dropped += 1
+
+    async def receive(self) -> Output:
+        """The next output; an ``overflow`` report first when some were dropped."""
+        if self.dropped > self._reported:
+            missed, self._reported = self.dropped - self._reported, self.dropped
+            return Output("", "overflow", time.time(), {"dropped": missed, "total": self.dropped})
+        return await self._receive.receive()
+
+    def close(self) -> None:
+        self._send.close()
+        self._receive.close()
+
+
+class Outputs:
+    def __init__(self) -> None:
+        self._subscriptions: list[Subscription] = []
+        self.published = 0
+
+    def publish(self, soul: str, kind: str, payload: dict[str, Any]) -> None:
+        output = Output(soul, kind, time.time(), payload)
+        self.published += 1
+        for subscription in self._subscriptions:
+            if subscription.wants(output):
+                subscription.offer(output)
+
+    @contextmanager
+    def subscribe(
+        self,
+        souls: frozenset[str] = frozenset(),
+        kinds: frozenset[str] = frozenset(),
+        capacity: int = 256,
+    ) -> Iterator[Subscription]:
+        subscription = Subscription(souls, kinds, capacity)
+        self._subscriptions.append(subscription)
+        try:
+            yield subscription
+        finally:
+            self._subscriptions.remove(subscription)
+            subscription.close()
+
+    @property
+    def subscribers(self) -> int:
+        return len(self._subscriptions)

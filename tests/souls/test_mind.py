@@ -1,0 +1,314 @@
+"""The cognitive loop inside one soul, driven by a fake clock (no sleeping): decay
+tiers, retrieval-induced forgetting, Hebbian edge decay, the weekly layer, gaps that
+survive a restart, outputs, and escalation of the next LLM call."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from test_llm import KEY, KEY_ENV, answer, fake_model
+
+from souls.clock import FixedClock
+from souls.config import SoulConfig
+from souls.events import EventIn
+from souls.hebbian import Associations, HebbianConfig, pairs
+from souls.llm import LLMConfig
+from souls.mailbox import Mailbox
+from souls.messages import (
+    Confidence,
+    Context,
+    Decay,
+    Homeostasis,
+    Message,
+    Observe,
+    Recall,
+    Reflect,
+    Stats,
+    Weekly,
+)
+from souls.reflection import ReflectClock, ReflectConfig
+from souls.results import ContextResult, PushResult, SoulStats
+from souls.soul import Soul
+from souls.surprise import SurpriseConfig, WorldModel
+from souls.tokenize import tokens
+from supervisor.errors import SoulUnavailable
+
+DAY = 86_400.0
+T0 = 1_800_000_000.0
+
+
+@dataclass
+class Lab:
+    root: Path
+    clock: FixedClock
+    mailbox: Mailbox[Message]
+    outputs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    async def ask(self, message: Message) -> Any:
+        return await self.mailbox.ask(message, timeout=10)
+
+    async def push(self, text: str, **fields: Any) -> PushResult:
+        result = await self.ask(Observe(EventIn(text=text, **fields)))
+        assert isinstance(result, PushResult)
+        return result
+
+    def sql(self, query: str) -> list[tuple[Any, ...]]:
+        with sqlite3.connect(self.root / "soul.db") as db:
+            return db.execute(query).fetchall()
+
+
+@asynccontextmanager
+async def soul(
+    root: Path, config: SoulConfig | None = None, clock: FixedClock | None = None
+) -> AsyncIterator[Lab]:
+    lab = Lab(root, clock or FixedClock(T0), Mailbox("ada", 1024))
+
+    def emit(kind: str, payload: dict[str, Any]) -> None:
+        lab.outputs.append((kind, payload))
+
+    actor = Soul(
+        "ada",
+        config or SoulConfig(),
+        db_path=root / "soul.db",
+        brain_dir=root,
+        clock=lab.clock,
+        emit=emit,
+    )
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run, lab.mailbox)
+            yield lab
+            tg.cancel_scope.cancel()
+    lab.mailbox.discard(SoulUnavailable("the test is over"))
+
+
+# -- pure pieces ---------------------------------------------------------------------
+
+
+def test_novelty_is_the_share_of_unknown_tokens() -> None:
+    world = WorldModel("## Notable\n- deploy ok [m1]")
+    assert world.novelty(tokens("deploy ok")) == 0.0
+    assert world.novelty(tokens("deploy failed")) == 0.5
+    assert world.novelty(tokens("database migration timeout")) == 1.0
+    assert world.novelty([]) == 0.0
+    assert WorldModel("").novelty(tokens("anything at all")) == 1.0
+
+
+def test_reflect_clock_triggers_on_surprise_with_cooldown_and_periodically() -> None:
+    config, surprise = ReflectConfig(every=4), SurpriseConfig(threshold=0.65, cooldown=2)
+    clock = ReflectClock()
+    assert clock.observe(1.0, config, surprise) == "surprise"
+    clock.reflected("surprise", 1)
+    assert clock.observe(1.0, config, surprise) is None  # cooling down
+    assert clock.observe(1.0, config, surprise) is None
+    assert clock.observe(0.9, config, surprise) == "surprise"  # cooldown over
+    clock.reflected("surprise", 4)
+    assert [clock.observe(0.0, config, surprise) for _ in range(4)] == [
+        None,
+        None,
+        None,
+        "periodic",
+    ]
+    assert ReflectClock.from_state(clock.to_state()) == clock
+
+
+def test_pairs_and_association_walk() -> None:
+    assert pairs([3, 1, 2, 1]) == [(1, 2), (1, 3), (2, 3)]
+    graph = Associations([(1, 2, 5.0), (2, 3, 4.0), (3, 4, 9.0), (1, 5, 3.0)])
+    assert len(graph) == 4
+    assert graph.walk([1], hops=1, limit=10) == [(2, 5.0), (5, 3.0)]
+    assert graph.walk([1], hops=2, limit=10) == [(2, 5.0), (5, 3.0), (3, 4.0)]
+    assert graph.walk([1], hops=2, limit=2) == [(2, 5.0), (5, 3.0)]
+    assert graph.walk([1, 2], hops=1, limit=10) == [(3, 4.0), (5, 3.0)]
+    assert graph.walk([9], hops=2, limit=10) == []
+
+
+def test_hebbian_config_validates() -> None:
+    with pytest.raises(ValueError, match="nightly_factor"):
+        HebbianConfig(nightly_factor=1.5)
+
+
+# -- through the soul ------------------------------------------------------------------
+
+
+async def test_decay_tiers_follow_the_fake_clock(tmp_path: Path) -> None:
+    async with soul(tmp_path) as lab:
+        low = await lab.push("lunch was soup", kind="heartbeat", mentioned=True)  # 0.6
+        mid = await lab.push("the api key rotates monthly")  # 0.5
+        group = await lab.push("someone said hi", group="ops")  # 0.35
+        high = await lab.push("prod outage: disk full", kind="dm")  # 1.0
+        assert [p.salience for p in (low, mid, group, high)] == [0.6, 0.5, 0.35, 1.0]
+
+        lab.clock.advance(6 * DAY)
+        assert (await lab.ask(Decay())).hidden == 0
+        lab.clock.advance(2 * DAY)  # day 8: the low tier (< 0.4) goes
+        assert (await lab.ask(Decay())).hidden == 1
+        # Recalling a mid-tier memory resets its clock.
+        lab.clock.advance(20 * DAY)  # day 28
+        await lab.ask(Recall("api key"))
+        lab.clock.advance(4 * DAY)  # day 32: "lunch" (0.6, not recalled) goes, "api" stays
+        report = await lab.ask(Decay())
+        assert report.hidden == 1
+        assert report.purged == 1  # "hi", hidden on day 8, is 7+ days past hiding
+        lab.clock.advance(6 * DAY)  # day 38: "lunch" is not yet 7 days hidden...
+        assert (await lab.ask(Decay())).purged == 0
+        lab.clock.advance(1 * DAY)  # day 39: ...now it is
+        report = await lab.ask(Decay())
+        assert report.purged == 1
+        left = await lab.ask(Recall("soup api hi outage"))
+        stats = await lab.ask(Stats())
+    assert {item.text for item in left.items} == {
+        "the api key rotates monthly",
+        "prod outage: disk full",
+    }
+    assert stats.events == 4  # events are never decayed
+    assert stats.memories == 2
+
+
+async def test_competitors_just_below_the_cut_lose_salience(tmp_path: Path) -> None:
+    async with soul(tmp_path) as lab:
+        for n in range(8):
+            await lab.push(f"note {n} about the garden" + " garden" * (8 - n))
+        found = await lab.ask(Recall("garden", k=2))
+        await lab.ask(Stats())  # the turn's changes are committed by now
+    assert len(found.items) == 2
+    kept = {i.id for i in found.items}
+    salience = dict(lab.sql("SELECT id, salience FROM memories"))
+    rest = sorted(set(salience) - kept)
+    competitors = [m for m in rest if salience[m] < 0.5]
+    assert len(competitors) == 5
+    assert all(salience[m] == pytest.approx(0.49) for m in competitors)
+    assert all(salience[m] == 0.5 for m in kept)
+    recalls = dict(lab.sql("SELECT id, recalls FROM memories"))
+    assert [recalls[m] for m in sorted(kept)] == [1, 1]
+
+
+async def test_edges_fade_nightly_and_are_pruned(tmp_path: Path) -> None:
+    config = SoulConfig(hebbian=HebbianConfig(nightly_factor=0.5, prune_below=0.3))
+    async with soul(tmp_path, config) as lab:
+        await lab.push("red kite")
+        await lab.push("red fox")
+        await lab.ask(Recall("red"))
+        await lab.ask(Decay())
+        assert lab.sql("SELECT weight FROM edges") == [(0.5,)]
+        await lab.ask(Decay())
+        stats = await lab.ask(Stats())
+    assert lab.sql("SELECT weight FROM edges") == []
+    assert stats.edges == 0
+
+
+async def test_weekly_layer_and_summary_first_recall(tmp_path: Path) -> None:
+    async with soul(tmp_path) as lab:
+        for day in range(10):
+            await lab.push(f"day {day}: quiet shift", ts=T0 - (9 - day) * DAY)
+        weekly = await lab.ask(Weekly())
+        context = await lab.ask(Context("shift"))
+    assert weekly.layer == "weekly"
+    assert weekly.observations == 8  # the events of the last 7 days, both ends included
+    assert (tmp_path / "WEEKLY.md").read_text().strip()
+    names = [s.name for s in context.sections]
+    assert names[:2] == ["summary", "weekly"]
+    assert context.text.index("## MEMORY") < context.text.index("## THIS WEEK")
+
+
+async def test_gaps_persist_across_a_restart(tmp_path: Path) -> None:
+    async with soul(tmp_path) as lab:
+        first = await lab.ask(Confidence("quantum networking"))
+        second = await lab.ask(Confidence("quantum networking"))
+    assert first.state == "low_confidence"
+    assert second.gaps
+    assert "quantum" in second.gaps[0]
+    async with soul(tmp_path) as lab:
+        context = await lab.ask(Context())
+    gaps = next(s for s in context.sections if s.name == "known_gaps")
+    assert "quantum networking" in gaps.text
+    assert gaps.text.count("quantum networking") == 1  # recorded once, not per check
+
+
+async def test_homeostasis_signal_is_published_and_shown_once(tmp_path: Path) -> None:
+    async with soul(tmp_path) as lab:
+        await lab.push("everything failed, the build is broken")
+        result = await lab.ask(Homeostasis())
+        first = await lab.ask(Context())
+        second = await lab.ask(Context())
+    assert result.distance > 0.35
+    assert result.signal
+    assert (
+        "internal_signal",
+        {"signal": result.signal, "distance": result.distance},
+    ) in lab.outputs
+    assert isinstance(first, ContextResult)
+    assert "## INTERNAL SIGNAL\n" + result.signal in first.text
+    assert "INTERNAL SIGNAL" not in second.text
+
+
+async def test_restart_rebuilds_the_mind_from_the_database(tmp_path: Path) -> None:
+    async with soul(tmp_path) as lab:
+        await lab.push("the deploy failed again")
+        before = await lab.ask(Context("deploy"))
+        stats_before = await lab.ask(Stats())
+    async with soul(tmp_path) as lab:
+        after = await lab.ask(Context("deploy"))
+        same = await lab.push("the deploy failed again")
+        stats_after = await lab.ask(Stats())
+    assert after.prefix_hash == before.prefix_hash
+    assert "GUT FEELINGS" in after.text
+    assert same.surprise == 0.0  # the world model came back with the summary
+    assert stats_after.markers == stats_before.markers
+    assert stats_after.reflects == stats_before.reflects
+
+
+async def test_low_confidence_routes_the_next_llm_call_to_the_escalation_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    async with fake_model(answer("## Notable\n- summary by a model [m1]")) as model:
+        llm = LLMConfig(
+            base_url=model.url,
+            model="small",
+            escalation_model="large",
+            api_key_env=KEY_ENV,
+            timeout=5.0,
+        )
+        async with soul(tmp_path, SoulConfig(llm=llm)) as lab:
+            await lab.push("hello model")  # reflects (surprise) with the small model
+            unsure = await lab.ask(Confidence("string theory"))
+            await lab.push("a second note")
+            await lab.ask(Reflect())  # the next call: escalated
+            await lab.push("a third note")
+            await lab.ask(Reflect())  # and back
+            memory = (tmp_path / "MEMORY.md").read_text()
+    assert unsure.state == "low_confidence"
+    assert [r.body["model"] for r in model.requests] == ["small", "large", "small"]
+    assert "summary by a model" in memory
+
+
+async def test_a_broken_llm_falls_back_to_the_extractive_reflector(tmp_path: Path) -> None:
+    llm = LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", timeout=0.5, retries=0)
+    async with soul(tmp_path, SoulConfig(llm=llm)) as lab:
+        pushed = await lab.push("deploy failed: database migration timeout")
+    assert pushed.reflected
+    assert "deploy failed: database migration timeout [m1]" in (tmp_path / "MEMORY.md").read_text()
+
+
+async def test_stats_count_the_cognitive_state(tmp_path: Path) -> None:
+    async with soul(tmp_path) as lab:
+        await lab.push("the deploy failed")
+        await lab.push("red kite")
+        await lab.push("red fox")
+        await lab.ask(Recall("red"))
+        await lab.ask(Confidence("volcanoes"))
+        stats = await lab.ask(Stats())
+    assert isinstance(stats, SoulStats)
+    assert stats.edges == 1
+    assert stats.markers >= 1
+    assert stats.gaps == 1
+    assert stats.reflects >= 1
+    assert stats.last_surprise is not None

@@ -1,0 +1,349 @@
+from __future__ import annotations
+
+import math
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from souls.somatic import (
+    Appraisal,
+    Marker,
+    Markers,
+    SomaticConfig,
+    Valence,
+    appraise,
+    gut_feelings,
+    topic_terms,
+)
+from souls.tokenize import query_terms
+
+CONFIG = SomaticConfig()
+
+
+def feel(text: str, salience: float = 0.8) -> Appraisal | None:
+    return appraise(text, salience, CONFIG)
+
+
+def valence(text: str) -> str | None:
+    appraisal = feel(text)
+    return None if appraisal is None else appraisal.valence
+
+
+def topics(text: str, config: SomaticConfig = CONFIG) -> tuple[str, ...]:
+    appraisal = appraise(text, 0.5, config)
+    assert appraisal is not None
+    return appraisal.topics
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The deploy failed again",
+        "Users complained about the login page",
+        "The API refused the request",
+        "found two bugs in the parser",
+        "staging outage this morning",
+        "the export doesn't work",
+        "the export doesn\u2019t work",
+        "the export doesnt work",
+        "ERROR: disk full",
+        "数据库崩溃了",
+        "部署失败",
+        "这个方案不行",
+    ],
+)
+def test_negative_valence(text: str) -> None:
+    appraisal = feel(text)
+    assert appraisal is not None
+    assert appraisal.valence == "negative"
+    assert appraisal.weight == 0.8
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks, the report is great",
+        "thank you for the summary",
+        "the migration succeeded",
+        "fixed the flaky test",
+        "the new cache works",
+        "谢谢你的报告",
+        "数据库迁移成功",
+        "这个设计很好",
+        "棒",
+    ],
+)
+def test_positive_valence(text: str) -> None:
+    appraisal = feel(text)
+    assert appraisal is not None
+    assert appraisal.valence == "positive"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "let's meet at noon to plan the deploy",
+        "明天开会讨论部署",
+        "terror in the terrorist movie",  # "error" only as a whole word
+        "the bugfix branch",  # nor "bug"
+        "麻烦你看一下",
+    ],
+)
+def test_no_valence(text: str) -> None:
+    assert feel(text) is None
+
+
+def test_the_valence_with_more_hits_wins_and_a_tie_is_none() -> None:
+    assert valence("great, but error after error") == "negative"
+    assert valence("one error, thanks, great work") == "positive"
+    assert feel("the fix works but the deploy failed") is None
+    assert feel("谢谢\uff0c但是又失败了") is None
+
+
+def test_the_longest_entry_wins_where_entries_overlap() -> None:
+    assert valence("the export is not working") == "negative"
+    assert valence("the export is working now") == "positive"
+    assert valence("结果不太好") == "negative"
+    assert valence("结果太好了") == "positive"
+
+
+def test_topics_are_content_terms_without_the_valence_words() -> None:
+    appraisal = feel("The deploy to staging failed: deployment errors again")
+    assert appraisal == Appraisal(
+        valence="negative", topics=("deploy", "stage", "again"), weight=0.8
+    )
+    # No stopwords, no lexicon terms (even inflections not listed: "failing" stems to "fail").
+    assert topics("It was failing on the runner, broken") == ("runner",)
+
+
+def test_topics_are_capped_and_in_first_seen_order() -> None:
+    text = "zeta alpha mu alpha zeta beta gamma crashed"
+    assert topics(text) == ("zeta", "alpha", "mu")
+    small = SomaticConfig(max_topics_per_event=1)
+    assert topics(text, small) == ("zeta",)
+
+
+def test_chinese_topics_are_bigrams_that_do_not_straddle_the_valence_word() -> None:
+    assert topics("数据库崩溃了") == ("数据", "据库")
+    assert topics("deploy到prod失败") == ("deploy", "prod")
+
+
+def test_a_feeling_without_topic() -> None:
+    assert feel("thanks!") == Appraisal(valence="positive", topics=(), weight=0.8)
+    markers = Markers()
+    assert markers.add(Appraisal(valence="positive", topics=(), weight=1.0)) == []
+    assert len(markers) == 0
+
+
+def test_empty_lexicons_feel_nothing() -> None:
+    assert (
+        appraise("error thanks", 1.0, SomaticConfig(negative_words=[], positive_words=[])) is None
+    )
+    only_bad = SomaticConfig(positive_words=[])
+    assert appraise("thanks, the deploy failed", 1.0, only_bad) == Appraisal(
+        valence="negative", topics=("thank", "deploy"), weight=1.0
+    )
+
+
+def test_appraisal_is_deterministic() -> None:
+    text = "部署 deploy 到 staging 失败, database timeout"
+    assert feel(text) == feel(text)
+
+
+def test_salience_must_be_a_finite_non_negative_number() -> None:
+    for bad in (-0.1, math.nan, math.inf):
+        with pytest.raises(ValueError, match="salience"):
+            feel("error", bad)
+
+
+def test_topic_terms_leave_out_single_cjk_characters() -> None:
+    assert topic_terms("数据库 deploys") == ["数据", "据库", "deploy"]
+    assert topic_terms("猫") == []
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"negative_words": ["error", " "]},
+        {"negative_words": ["meh"], "positive_words": ["MEH"]},
+        {"max_topics_per_event": 0},
+        {"nightly_decay": 0.0},
+        {"nightly_decay": 1.5},
+        {"prune_below": -1.0},
+        {"inject_limit": -1},
+    ],
+)
+def test_config_validation(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011
+        SomaticConfig(**kwargs)  # type: ignore[arg-type]
+
+
+def test_config_decodes_from_toml_shaped_data_and_rejects_unknown_keys() -> None:
+    config = msgspec.convert({"positive_words": ["yay"], "inject_limit": 2}, SomaticConfig)
+    assert appraise("yay, the build", 0.5, config) == Appraisal(
+        valence="positive", topics=("build",), weight=0.5
+    )
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"inject_limt": 2}, SomaticConfig)
+
+
+def appraisal(feeling: Valence, *about: str, weight: float = 1.0) -> Appraisal:
+    return Appraisal(valence=feeling, topics=about, weight=weight)
+
+
+def test_add_accumulates_per_topic_and_valence() -> None:
+    markers = Markers()
+    assert markers.add(appraisal("negative", "deploy", "prod", weight=0.5)) == [
+        Marker("deploy", "negative", 0.5),
+        Marker("prod", "negative", 0.5),
+    ]
+    assert markers.add(appraisal("negative", "deploy", weight=0.75)) == [
+        Marker("deploy", "negative", 1.25)
+    ]
+    markers.add(appraisal("positive", "deploy", weight=0.25))
+    assert markers.rows() == [
+        ("deploy", "negative", 1.25),
+        ("deploy", "positive", 0.25),
+        ("prod", "negative", 0.5),
+    ]
+    assert markers.totals() == (0.25, 1.75)
+
+
+def test_a_topic_repeated_in_one_appraisal_counts_once() -> None:
+    markers = Markers()
+    markers.add(appraisal("negative", "deploy", "deploy"))
+    assert markers.rows() == [("deploy", "negative", 1.0)]
+
+
+def test_decay_multiplies_and_prunes() -> None:
+    markers = Markers.from_rows(
+        [("deploy", "negative", 2.0), ("prod", "positive", 0.055), ("db", "negative", 0.05)]
+    )
+    assert markers.decay(CONFIG) == 2  # 0.0495 and 0.045 fall below 0.05
+    [(topic, feeling, weight)] = markers.rows()
+    assert (topic, feeling) == ("deploy", "negative")
+    assert weight == pytest.approx(1.8)
+    assert markers.decay(CONFIG, nights=3) == 0
+    assert markers.rows()[0][2] == pytest.approx(1.8 * 0.9**3)
+    assert markers.decay(CONFIG, nights=0) == 0
+    assert markers.decay(SomaticConfig(nightly_decay=0.01)) == 1
+    assert len(markers) == 0
+    with pytest.raises(ValueError, match="nights"):
+        markers.decay(CONFIG, nights=-1)
+
+
+def test_touching_is_strongest_first_with_a_deterministic_tie_break() -> None:
+    markers = Markers.from_rows(
+        [
+            ("prod", "negative", 1.0),
+            ("deploy", "positive", 1.0),
+            ("deploy", "negative", 3.0),
+            ("db", "negative", 1.0),
+            ("cat", "positive", 9.0),
+        ]
+    )
+    assert markers.touching(["deploy", "prod", "db", "nothing"]) == [
+        Marker("deploy", "negative", 3.0),
+        Marker("db", "negative", 1.0),
+        Marker("deploy", "positive", 1.0),
+        Marker("prod", "negative", 1.0),
+    ]
+    assert markers.touching([]) == []
+    assert markers.items()[0] == Marker("cat", "positive", 9.0)
+    assert len(markers.items()) == 5
+
+
+def test_markers_touch_the_turns_recall_terms() -> None:
+    markers = Markers()
+    for text in ("the deployment failed on staging", "数据库崩溃了"):
+        felt = feel(text)
+        assert felt is not None
+        markers.add(felt)
+    assert [m.topic for m in markers.touching(query_terms("how do deploys work?"))] == ["deploy"]
+    assert [m.topic for m in markers.touching(query_terms("数据库怎么备份"))] == ["据库", "数据"]
+
+
+def test_rows_round_trip() -> None:
+    rows = [("b", "positive", 0.5), ("a", "negative", 1.5), ("a", "positive", 0.25)]
+    markers = Markers.from_rows(rows)
+    assert markers.rows() == sorted(rows)
+    assert Markers.from_rows(markers.rows()).rows() == markers.rows()
+
+
+def test_from_rows_adds_duplicates_and_validates() -> None:
+    assert Markers.from_rows([("a", "negative", 1.0), ("a", "negative", 0.5)]).rows() == [
+        ("a", "negative", 1.5)
+    ]
+    with pytest.raises(ValueError, match="valence"):
+        Markers.from_rows([("a", "neutral", 1.0)])
+    with pytest.raises(ValueError, match="weight"):
+        Markers.from_rows([("a", "negative", -1.0)])
+    with pytest.raises(ValueError, match="weight"):
+        Markers.from_rows([("a", "negative", math.nan)])
+
+
+def test_totals_do_not_depend_on_order() -> None:
+    rows = [(f"t{i}", "positive", 0.1 * i) for i in range(50)] + [("x", "negative", 1e-3)]
+    forward, backward = Markers.from_rows(rows), Markers.from_rows(reversed(rows))
+    assert forward.totals() == backward.totals()
+    assert Markers().totals() == (0.0, 0.0)
+
+
+def test_gut_feelings_text() -> None:
+    markers = [
+        Marker("数据库", "positive", 1.1),
+        Marker("deploy", "negative", 3.21),
+        Marker("faint", "negative", 0.49),
+    ]
+    assert gut_feelings(markers, CONFIG) == (
+        "Felt from past experience, not rules; let these weigh on your judgement:\n"
+        "- deploy: uneasy (negative, 3.2)\n"
+        "- 数据库: good (positive, 1.1)"
+    )
+
+
+def test_gut_feelings_threshold_and_limit() -> None:
+    assert gut_feelings([], CONFIG) == ""
+    assert gut_feelings([Marker("faint", "negative", 0.49)], CONFIG) == ""
+    assert gut_feelings([Marker("edge", "negative", 0.5)], CONFIG).endswith(
+        "- edge: uneasy (negative, 0.5)"
+    )
+    many = [Marker(f"t{i}", "positive", float(i)) for i in range(1, 10)]
+    lines = gut_feelings(many, CONFIG).splitlines()[1:]
+    assert lines == [f"- t{i}: good (positive, {i}.0)" for i in range(9, 4, -1)]
+    assert gut_feelings(many, SomaticConfig(inject_limit=0)) == ""
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c", "d"]),
+            st.sampled_from(["positive", "negative"]),
+            st.floats(0, 10),
+        )
+    ),
+    st.integers(0, 30),
+)
+def test_decay_never_leaves_a_marker_below_the_pruning_line(
+    rows: list[tuple[str, str, float]], nights: int
+) -> None:
+    markers = Markers.from_rows(rows)
+    before = len(markers)
+    pruned = markers.decay(CONFIG, nights=nights)
+    assert pruned + len(markers) == before
+    assert all(w >= CONFIG.prune_below for _, _, w in markers.rows())
+    positive, negative = markers.totals()
+    assert positive >= 0
+    assert negative >= 0
+
+
+@given(st.text(max_size=200), st.floats(0, 1))
+def test_appraise_never_fails_and_topics_are_bounded(text: str, salience: float) -> None:
+    result = appraise(text, salience, CONFIG)
+    if result is not None:
+        assert len(result.topics) <= CONFIG.max_topics_per_event
+        assert len(set(result.topics)) == len(result.topics)
+        assert result.weight == salience
