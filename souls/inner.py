@@ -53,35 +53,34 @@ class InnerStore:
         return {key: value for key, value in rows}
 
     async def observations(self, after_memory: int, limit: int) -> list[Observation]:
-        """Observations after memory id ``after_memory``, oldest first (the newest
-        ``limit`` of them when there are more)."""
+        """Observations after memory id ``after_memory`` (see :meth:`_observations`)."""
+        return await self._observations("m.id > ?", after_memory, limit)
+
+    async def observations_since(self, ts: float, limit: int) -> list[Observation]:
+        """Observations of events that happened at or after ``ts``."""
+        return await self._observations("e.ts >= ?", ts, limit)
+
+    async def _observations(self, where: str, value: float, limit: int) -> list[Observation]:
+        """Visible observations matching ``where``, oldest first; when there are more
+        than ``limit`` (a flood), the most salient and surprising of them, then the
+        newest: the ones a summary would keep anyway, at a bounded cost."""
         rows = await _fetch(
             self._store.db,
-            """
+            f"""
             SELECT id, text, salience, surprise, kind, sender, ts FROM (
                 SELECT m.id, m.text, m.salience, m.surprise, e.kind, e.sender, e.ts
                 FROM memories AS m JOIN events AS e ON e.id = m.event_id
-                WHERE m.id > ? AND m.hidden_at IS NULL ORDER BY m.id DESC LIMIT ?
+                WHERE {where} AND m.hidden_at IS NULL
+                ORDER BY m.salience + m.surprise DESC, m.id DESC LIMIT ?
             ) ORDER BY id
             """,
-            (after_memory, limit),
+            (value, limit),
         )
         return [Observation(*row) for row in rows]
 
-    async def observations_since(self, ts: float, limit: int) -> list[Observation]:
-        """Observations of events that happened at or after ``ts`` (newest ``limit``)."""
-        rows = await _fetch(
-            self._store.db,
-            """
-            SELECT id, text, salience, surprise, kind, sender, ts FROM (
-                SELECT m.id, m.text, m.salience, m.surprise, e.kind, e.sender, e.ts
-                FROM memories AS m JOIN events AS e ON e.id = m.event_id
-                WHERE e.ts >= ? AND m.hidden_at IS NULL ORDER BY m.id DESC LIMIT ?
-            ) ORDER BY id
-            """,
-            (ts, limit),
-        )
-        return [Observation(*row) for row in rows]
+    async def last_memory(self) -> int:
+        rows = await _fetch(self._store.db, "SELECT coalesce(max(id), 0) FROM memories")
+        return int(rows[0][0])
 
     async def strong_edges(self, threshold: float) -> list[tuple[int, int, float]]:
         rows = await _fetch(

@@ -9,6 +9,7 @@ store itself but records what should change in a :class:`~souls.changes.Changes`
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = ["Emit", "Mind"]
 Emit = Callable[[str, dict[str, Any]], None]
 DAY = 86_400.0
 _SIGNAL = "signal.pending"
+_RECENT_EVENTS = 5
 
 
 @dataclass(slots=True)
@@ -75,6 +77,9 @@ class Mind:
         self.markers = Markers()
         self.signal = ""
         self.last_surprise: float | None = None
+        # The indexed documents of the latest events: what "the turn touches" besides
+        # the query, for GUT FEELINGS.
+        self._recent: deque[str] = deque(maxlen=_RECENT_EVENTS)
         self._terms: TermStats | None = None
         self._associations: Associations | None = None
         self._llm: ChatClient | None = None
@@ -121,11 +126,12 @@ class Mind:
             reason = self.clock.observe(event.surprise, self.config.reflect, self.config.surprise)
             reasons.append(None if triggered else reason)
             triggered = triggered or reason is not None
-            appraisal = appraise(event.text, event.salience, somatic)
+            appraisal = appraise(event.text, event.salience, somatic, event.doc.split())
             if appraisal is not None:
                 for marker in self.markers.add(appraisal):
                     changes.markers[(marker.topic, marker.valence)] = marker.weight
             self.last_surprise = event.surprise
+        self._recent.extend(event.doc for event in events[-_RECENT_EVENTS:])
         changes.state.update(self.clock.to_state())
         return reasons
 
@@ -138,7 +144,8 @@ class Mind:
             self.clock.last_memory, config.max_observations
         )
         text = await self.reflector.reflect(self.summary.text, observations, config.budget)
-        last = observations[-1].id if observations else self.clock.last_memory
+        # Everything stored so far is folded in now, even what did not make the cut.
+        last = max(await self._inner.last_memory(), self.clock.last_memory)
         changed = text != self.summary.text
         self.clock.reflected(reason, last)
         changes.state.update(self.clock.to_state())
@@ -253,9 +260,11 @@ class Mind:
     # -- feelings and self-knowledge ----------------------------------------------
 
     def gut_feelings(self, query: str | None) -> str:
-        if not query:
-            return ""
-        touching = self.markers.touching(query_terms(query))
+        """Markers touched by the query or by the latest events."""
+        terms = set(query_terms(query)) if query else set()
+        for doc in self._recent:
+            terms.update(doc.split())
+        touching = self.markers.touching(sorted(terms))
         return gut_feelings(touching, self.config.somatic)
 
     async def known_gaps(self) -> str:

@@ -112,6 +112,8 @@ class _Line:
     latest: tuple[float, int] = (-math.inf, -1)  # (ts, id) of the text shown
 
     def add_ids(self, ids: Sequence[int]) -> None:
+        if len(ids) == 1 and len(self.ids) == 2 and self.ids[0] <= ids[0] <= self.ids[1]:
+            return  # already within [first, last]
         merged = sorted({*self.ids, *ids})
         self.ids = merged if len(merged) <= 2 else [merged[0], merged[-1]]
 
@@ -276,6 +278,7 @@ def _one_line(text: str, cap: int) -> str:
 
 
 def _key(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    key = _PUNCT.sub(" ", _DIGITS.sub("0", folded)).strip()
+    # NFKC changes nothing in ASCII text, and most text is: skip it there.
+    folded = (text if text.isascii() else unicodedata.normalize("NFKC", text)).casefold()
+    key = " ".join(_PUNCT.split(_DIGITS.sub("0", folded))).strip()
     return key or folded

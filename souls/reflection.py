@@ -25,16 +25,22 @@ class ReflectConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     budget: int = 4000
     # Character budget of the weekly summary (WEEKLY.md).
     weekly_budget: int = 4000
-    # Most observations folded into one reflect (the newest ones win).
-    max_observations: int = 5000
+    # Most observations one reflect reads; when more arrived since the last one (a
+    # flood), the most salient and surprising win - the ones a summary keeps anyway.
+    max_observations: int = 400
+    # While the soul is busy (turns of busy_turn messages on average lately, or mail waiting),
+    # a periodic reflect waits for a quieter turn, but never past max_deferral
+    # observations. Surprise never waits.
+    max_deferral: int = 2000
+    busy_turn: int = 64
     # "auto": the LLM reflector when [llm] base_url is set, else the extractive one.
     reflector: Literal["auto", "extractive", "llm"] = "auto"
 
     def __post_init__(self) -> None:
         if self.every < 1 or self.budget < 200 or self.weekly_budget < 200:
             raise ValueError("every must be >= 1 and budgets >= 200 characters")
-        if self.max_observations < 1:
-            raise ValueError("max_observations must be >= 1")
+        if self.max_observations < 1 or self.max_deferral < 0 or self.busy_turn < 1:
+            raise ValueError("max_observations, busy_turn must be >= 1, max_deferral >= 0")
 
 
 @dataclass(slots=True)

@@ -130,6 +130,8 @@ class Marker(msgspec.Struct, frozen=True):
 
 def _normal(text: str) -> str:
     """Text as the lexicon sees it: NFKC, lowercase, straight apostrophes."""
+    if text.isascii():  # NFKC and the curly apostrophe are no-ops there
+        return text.lower()
     return unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
 
 
@@ -137,7 +139,7 @@ def _is_cjk_unigram(term: str) -> bool:
     return len(term) == 1 and _CJK_CHAR.match(term) is not None
 
 
-def topic_terms(text: str) -> list[str]:
+def topic_terms(text: str, words: Sequence[str] | None = None) -> list[str]:
     """The terms of ``text`` a feeling can attach to: ``query_terms`` without single CJK
     characters, first seen first.
 
@@ -145,7 +147,7 @@ def topic_terms(text: str) -> list[str]:
     数据, 数学 or 数字, and particles such as 的 or 了 every Chinese text at all), so CJK
     topics are bigrams: 数据库 gives 数据 and 据库. A one-character word (猫) is lost.
     """
-    return [t for t in query_terms(text) if not _is_cjk_unigram(t)]
+    return [t for t in query_terms(text, words) if not _is_cjk_unigram(t)]
 
 
 def _key(text: str) -> str:
@@ -184,11 +186,17 @@ class _Lexicon:
         # tries every entry at every position: the first word of each English entry
         # (apostrophes dropped), and each CJK entry as a substring.
         self.first_words = frozenset(w.split()[0] for w in entries if not _CJK_CHAR.search(w))
-        self.cjk = tuple(w for w in entries if _CJK_CHAR.search(w))
+        # The same, as the shared tokenizer would emit them: checked against a text's
+        # tokens when the caller has them (the soul always does).
+        self.first_tokens = frozenset(t for w in self.first_words for t in tokens(w))
+        cjk = [re.escape(w) for w in entries if _CJK_CHAR.search(w)]
+        self.cjk = re.compile("|".join(cjk)) if cjk else None
 
-    def may_match(self, low: str) -> bool:
-        if any(entry in low for entry in self.cjk):
+    def may_match(self, low: str, words: Sequence[str] | None) -> bool:
+        if not low.isascii() and self.cjk is not None and self.cjk.search(low):
             return True
+        if words is not None:
+            return not self.first_tokens.isdisjoint(words)
         return not self.first_words.isdisjoint(_WORDS.findall(low.replace("'", "")))
 
 
@@ -217,7 +225,9 @@ def _lexicon(config: SomaticConfig) -> _Lexicon:
     return _current[1]
 
 
-def appraise(text: str, salience: float, config: SomaticConfig) -> Appraisal | None:
+def appraise(
+    text: str, salience: float, config: SomaticConfig, words: Sequence[str] | None = None
+) -> Appraisal | None:
     """The feeling ``text`` carries, or None when it carries none.
 
     The valence with more lexicon hits wins; a tie (including none) is None. Topics are
@@ -232,22 +242,27 @@ def appraise(text: str, salience: float, config: SomaticConfig) -> Appraisal | N
     if lexicon.regex is None:
         return None
     low = _normal(text)
-    if not lexicon.may_match(low):
+    if not lexicon.may_match(low, words):
         return None
     hits = {"positive": 0, "negative": 0}
     pieces: list[str] = []
     start = 0
+    valence_of = lexicon.valence
     for match in lexicon.regex.finditer(low):
-        hits[lexicon.valence[_key(match.group())]] += 1
+        found = match.group()
+        hits[valence_of.get(found) or valence_of[_key(found)]] += 1
         pieces.append(low[start : match.start()])
         start = match.end()
     if hits["positive"] == hits["negative"]:
         return None
     valence: Valence = "positive" if hits["positive"] > hits["negative"] else "negative"
-    # Cutting the hits out keeps CJK bigrams that straddle them (库崩 in 数据库崩溃) out.
-    pieces.append(low[start:])
-    remaining = set(tokens("\n".join(pieces)))
-    topics = [t for t in topic_terms(low) if t in remaining and t not in lexicon.terms]
+    topics = [t for t in topic_terms(low, words) if t not in lexicon.terms]
+    if not low.isascii():
+        # Cutting the hits out keeps CJK bigrams that straddle them (库崩 in 数据库崩溃)
+        # out. (In ASCII text a hit is whole words, all of them in lexicon.terms.)
+        pieces.append(low[start:])
+        remaining = set(tokens("\n".join(pieces)))
+        topics = [t for t in topics if t in remaining]
     return Appraisal(
         valence=valence, topics=tuple(topics[: config.max_topics_per_event]), weight=salience
     )

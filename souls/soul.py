@@ -100,6 +100,9 @@ class Soul:
         self._rejected: Counter[str] = Counter()
         self._log = structlog.get_logger("soupd.soul")
         self._emit: Emit = emit or _ignore
+        self._mailbox: Mailbox[Message] | None = None
+        # Messages per turn, smoothed: a flood shows as big turns with small ones between.
+        self._load = 0.0
         self._store: Store | None = None
         self._mind: Mind | None = None
         # Derived-state changes of the turn in progress, committed once per turn.
@@ -115,6 +118,7 @@ class Soul:
     ) -> None:
         """Open the store, then handle mail until the mailbox is closed and empty."""
         structlog.contextvars.bind_contextvars(soul=self.name)
+        self._mailbox = mailbox
         store = await Store.open(self._db_path, synchronous=self.config.store.synchronous)
         self._store = store
         mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
@@ -167,6 +171,7 @@ class Soul:
 
     async def _turn(self, batch: Sequence[Envelope[Message]]) -> None:
         started = time.perf_counter()
+        self._load = 0.8 * self._load + 0.2 * len(batch)
         observed: list[Envelope[Message]] = []
         for envelope in batch:
             if isinstance(envelope.message, Observe):
@@ -255,6 +260,8 @@ class Soul:
                 fresh.append((index, new))
 
         reasons = mind.perceive([new for _, new in fresh], changes)
+        if "periodic" in reasons and self._defer_periodic():
+            reasons = [None] * len(reasons)
         if fresh or changes:
             ids = await store.append([new for _, new in fresh], changes, now)
             await self._committed(changes)
@@ -272,6 +279,17 @@ class Soul:
         assert all(o is not None for o in outcomes)
         reason = next((why for why in reasons if why is not None), None)
         return outcomes, reason  # type: ignore[return-value]
+
+    def _defer_periodic(self) -> bool:
+        """Whether a periodic reflect should wait for a quieter turn: while the soul is
+        busy (big turns lately, or mail waiting), up to ``max_deferral`` observations. A
+        reflect reads at most ``max_observations`` of them, so a flood costs a bounded
+        reflect now and then rather than one per turn. Surprise never waits."""
+        config, mailbox = self.config.reflect, self._mailbox
+        busy = self._load >= config.busy_turn or (
+            mailbox is not None and mailbox.statistics().queued > 0
+        )
+        return busy and self._require_mind().clock.since < config.max_deferral
 
     async def _committed(self, changes: Changes) -> None:
         """``changes`` were written: let the mind catch up, start a fresh set."""

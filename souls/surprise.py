@@ -45,6 +45,5 @@ class WorldModel:
         """Share of the event's tokens (with repeats) the world model has never used."""
         if not event_tokens:
             return 0.0
-        vocabulary = self.vocabulary
-        novel = sum(1 for token in event_tokens if token not in vocabulary)
-        return round(novel / len(event_tokens), 4)
+        known = sum(map(self.vocabulary.__contains__, event_tokens))
+        return round((len(event_tokens) - known) / len(event_tokens), 4)

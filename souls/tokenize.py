@@ -108,13 +108,14 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-def query_terms(text: str) -> list[str]:
+def query_terms(text: str, words: Sequence[str] | None = None) -> list[str]:
     """Distinct tokens of ``text`` in first-seen order, stopwords removed.
 
     When every token is a stopword the distinct tokens are returned instead, so a query
-    such as "what is this" still searches for something.
+    such as "what is this" still searches for something. ``words``: ``tokens(text)``
+    when the caller has it already.
     """
-    distinct = list(dict.fromkeys(tokens(text)))
+    distinct = list(dict.fromkeys(tokens(text) if words is None else words))
     stop = _stopwords()
     return [t for t in distinct if t not in stop] or distinct
 
