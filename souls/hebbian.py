@@ -51,15 +51,18 @@ class Associations:
 
     def __init__(self, edges: Iterable[tuple[int, int, float]] = ()) -> None:
         self._next: defaultdict[int, dict[int, float]] = defaultdict(dict)
+        self._edges = 0
         for a, b, weight in edges:
             self.set(a, b, weight)
 
     def set(self, a: int, b: int, weight: float) -> None:
+        if b not in self._next[a]:
+            self._edges += 1
         self._next[a][b] = weight
         self._next[b][a] = weight
 
     def __len__(self) -> int:
-        return sum(len(n) for n in self._next.values()) // 2
+        return self._edges
 
     def walk(self, seeds: Sequence[int], hops: int, limit: int) -> list[tuple[int, float]]:
         """Memories reachable from ``seeds`` over strong edges within ``hops``, not

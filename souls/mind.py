@@ -31,7 +31,7 @@ from souls.metacognition import (
     known_gaps_section,
     sense_confidence,
 )
-from souls.recall import Citations, Recollection, recall
+from souls.recall import Citations, HitCache, Recollection, recall
 from souls.reflect import ExtractiveReflector, Reflector
 from souls.reflection import ReflectClock
 from souls.results import DecayResult, HomeostasisResult, ReflectResult
@@ -82,6 +82,7 @@ class Mind:
         self._recent: deque[str] = deque(maxlen=_RECENT_EVENTS)
         self._terms: TermStats | None = None
         self._associations: Associations | None = None
+        self._hits = HitCache()
         self._llm: ChatClient | None = None
         self.reflector = self._reflector()
 
@@ -205,6 +206,7 @@ class Mind:
             layers=layers,
             associations=self._associations,
             hebbian=hebbian,
+            cache=self._hits,
         )
         fired = found.fired
         for pair in pairs(fired):
@@ -245,6 +247,7 @@ class Mind:
         self.markers.decay(somatic)
         self._terms = None
         self._associations = None
+        self._hits = HitCache()
         self._log.info(
             "soul.decayed",
             hidden=report.hidden,

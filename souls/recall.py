@@ -18,8 +18,9 @@ salience) is returned for the soul to write.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import msgspec
 
@@ -29,7 +30,7 @@ from souls.results import RecallItem
 from souls.store import Hit, Store
 from souls.tokenize import fts_match, query_terms, tokens
 
-__all__ = ["Citations", "RecallConfig", "Recollection", "recall"]
+__all__ = ["Citations", "HitCache", "RecallConfig", "Recollection", "recall"]
 
 _CITATION = re.compile(r"\[m(\d+)\]")
 
@@ -81,33 +82,86 @@ async def recall(
     layers: Sequence[tuple[str, Citations]] = (),
     associations: Associations | None = None,
     hebbian: HebbianConfig | None = None,
+    cache: HitCache | None = None,
 ) -> Recollection:
     """The ``k`` best visible memories for ``query`` (plus associates)."""
     terms = [term for term in query_terms(query) if stats.df(term)]
     if not terms:
         return Recollection([], [])
     spare = hebbian.rif_competitors if hebbian else 0
-    cited = _cited(layers, terms, config.summary_line_coverage)
     ranked = await _bm25(store, stats, config, terms, k + spare)
-    chosen: list[Hit] = []
-    seen: set[int] = set()
-    if cited:
-        for hit in await store.hits([(memory_id, score) for memory_id, score, _ in cited]):
-            chosen.append(hit)
-            seen.add(hit.memory_id)
+    by_id = {hit.memory_id: hit for hit in ranked}
+    cited = _cited(layers, terms, config.summary_line_coverage)
     via = {memory_id: layer for memory_id, _, layer in cited}
-    rest = [hit for hit in ranked if hit.memory_id not in seen]
-    room = max(k - len(chosen), 0)
-    chosen = chosen[:k] + rest[:room]
-    competitors = [hit.memory_id for hit in rest[room : room + spare]]
-    items = [_item(hit, via.get(hit.memory_id, "bm25")) for hit in chosen]
+    # Cited memories first (in summary order), then BM25's; associates of those. What
+    # BM25 did not already bring is read in one go.
+    first = [memory_id for memory_id, _, _ in cited][:k]
+    seeds = first + [hit.memory_id for hit in ranked if hit.memory_id not in via][: k - len(first)]
+    walked: list[tuple[int, float]] = []
     if associations is not None and hebbian is not None and len(associations):
-        walked = associations.walk(
-            [item.id for item in items], hebbian.max_hops, hebbian.max_associates
-        )
-        if walked:
-            items += [_item(hit, "hebbian") for hit in await store.hits(walked)]
+        walked = associations.walk(seeds, hebbian.max_hops, hebbian.max_associates)
+    scores = {memory_id: score for memory_id, score, _ in cited} | dict(walked)
+    wanted = [(m, scores[m]) for m in [*first, *(m for m, _ in walked)] if m not in by_id]
+    fetched = await _details(store, wanted, cache)
+    # A cited memory is scored by how much of the query its summary line covers.
+    chosen = [fetched.get(m) or by_id.get(m) for m in first]
+    chosen_hits = [replace(hit, score=scores[hit.memory_id]) for hit in chosen if hit is not None]
+    taken = {hit.memory_id for hit in chosen_hits}
+    rest = [hit for hit in ranked if hit.memory_id not in taken]
+    room = max(k - len(chosen_hits), 0)
+    chosen_hits += rest[:room]
+    competitors = [hit.memory_id for hit in rest[room : room + spare]]
+    if cache is not None:
+        for hit in chosen_hits:
+            cache.put(hit)
+    items = [_item(hit, via.get(hit.memory_id, "bm25")) for hit in chosen_hits]
+    shown = {item.id for item in items}
+    for memory_id, strength in walked:
+        associate = fetched.get(memory_id) or by_id.get(memory_id)
+        if associate is not None and memory_id not in shown:
+            items.append(_item(replace(associate, score=strength), "hebbian"))
     return Recollection(items, competitors)
+
+
+class HitCache:
+    """The latest memories recall returned, by id: associates and cited memories are
+    mostly memories recalled before, so most of them need no read. Memories never
+    change text; drop the cache whenever memories may have been hidden (decay)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._hits: OrderedDict[int, Hit] = OrderedDict()
+        self._size = size
+
+    def get(self, memory_id: int) -> Hit | None:
+        hit = self._hits.get(memory_id)
+        if hit is not None:
+            self._hits.move_to_end(memory_id)
+        return hit
+
+    def put(self, hit: Hit) -> None:
+        self._hits[hit.memory_id] = hit
+        self._hits.move_to_end(hit.memory_id)
+        if len(self._hits) > self._size:
+            self._hits.popitem(last=False)
+
+
+async def _details(
+    store: Store, wanted: list[tuple[int, float]], cache: HitCache | None
+) -> dict[int, Hit]:
+    found: dict[int, Hit] = {}
+    missing = []
+    for memory_id, score in wanted:
+        hit = cache.get(memory_id) if cache is not None else None
+        if hit is None:
+            missing.append((memory_id, score))
+        else:
+            found[memory_id] = hit
+    if missing:
+        for hit in await store.hits(missing):
+            found[hit.memory_id] = hit
+            if cache is not None:
+                cache.put(hit)
+    return found
 
 
 async def _bm25(
