@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from souls.config import SoulConfig
+from souls.config import RestartConfig, SoulConfig
 from supervisor.errors import ConfigError
 from supervisor.paths import Locations, soul_name_problem
 
@@ -76,17 +76,11 @@ class LogConfig(_Section, frozen=True):
     format: Literal["auto", "json", "console"] = "auto"
 
 
-class SupervisionConfig(_Section, frozen=True):
-    # Restart intensity of the daemon's own tree: more restarts than this within
-    # max_seconds and the daemon exits non-zero (so systemd restarts it).
-    max_restarts: int = 3
-    max_seconds: float = 5.0
-    # Seconds the socket server may spend finishing requests at shutdown.
-    shutdown: float = 10.0
-
-    def __post_init__(self) -> None:
-        if self.max_restarts < 0 or self.max_seconds <= 0 or self.shutdown < 0:
-            raise ValueError("max_restarts must be >= 0, max_seconds > 0 and shutdown >= 0")
+class SupervisionConfig(RestartConfig, frozen=True):
+    """The daemon's own tree, with the same keys as a soul's ``[restart]``: more than
+    ``max_restarts`` restarts within ``max_seconds`` and the daemon exits non-zero (so
+    systemd restarts it); ``shutdown`` is what the socket server may spend finishing
+    requests at shutdown."""
 
 
 class TestingConfig(_Section, frozen=True):

@@ -7,11 +7,15 @@ socket; the machinery lives in ``tests/e2e/harness.py``.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from e2e.harness import FAULT_INJECTION, Daemon, Home, StartSoupd
+
+from souls.mailbox import Mailbox
+from supervisor.errors import SoulUnavailable
 
 
 @pytest.fixture
@@ -52,3 +56,26 @@ def soupd(soupd_home: Home, start_soupd: StartSoupd) -> Daemon:
     soupd_home.add_soul("alpha")
     soupd_home.add_soul("beta")
     return start_soupd()
+
+
+@pytest.fixture
+def close_leftover_mailboxes() -> Iterator[None]:
+    """Discard the mailboxes a test left open, so no warning surfaces in another test.
+
+    A mailbox still referenced after its test (a failure's traceback keeps frames
+    alive) would otherwise warn whenever it is finally collected. Modules that make
+    mailboxes use ``MAILBOX_HYGIENE`` as their ``pytestmark``.
+    """
+    yield
+    for obj in gc.get_objects():
+        if isinstance(obj, Mailbox):
+            obj.discard(SoulUnavailable("the test is over"))
+    gc.collect()
+
+
+# Tests drop mailboxes they never close (a mailbox in a test is often just a fixture),
+# and an open one warns when collected; the fixture above discards leftovers.
+MAILBOX_HYGIENE = [
+    pytest.mark.filterwarnings("ignore:Unclosed <MemoryObject(Send|Receive)Stream:ResourceWarning"),
+    pytest.mark.usefixtures("close_leftover_mailboxes"),
+]

@@ -3,8 +3,7 @@ a Registry of SoulHandles whose child specs run under a dynamic ``souls`` Superv
 
 from __future__ import annotations
 
-import gc
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
+from conftest import MAILBOX_HYGIENE
 
 from channels.methods import Methods
 from souls.clock import FixedClock
@@ -21,7 +21,6 @@ from souls.mailbox import Future, Mailbox
 from supervisor.errors import (
     InvalidParams,
     RejectedInput,
-    SoulUnavailable,
     SoupdError,
     UnknownMethod,
     UnknownSoul,
@@ -48,25 +47,7 @@ ALL_METHODS = [
 ]
 
 
-# Tests drop mailboxes they never close (a mailbox in a test is often just a fixture),
-# and an open one warns when collected. The fixture below discards leftovers.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Unclosed <MemoryObject(Send|Receive)Stream:ResourceWarning"
-)
-
-
-@pytest.fixture(autouse=True)
-def close_leftover_mailboxes() -> Iterator[None]:
-    """Close what a test left open, so no warning surfaces in somebody else's test.
-
-    A mailbox still referenced after its test (a failure's traceback keeps frames
-    alive) would otherwise warn whenever it is finally collected.
-    """
-    yield
-    for obj in gc.get_objects():
-        if isinstance(obj, Mailbox):
-            obj.discard(SoulUnavailable("the test is over"))
-    gc.collect()
+pytestmark = MAILBOX_HYGIENE
 
 
 @dataclass

@@ -4,34 +4,16 @@ from __future__ import annotations
 
 import gc
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
+from conftest import MAILBOX_HYGIENE
 
 from souls.mailbox import CallbackReply, Envelope, Future, Mailbox, MailboxStatistics
 from supervisor.errors import AskTimeout, SoulBusy, SoulUnavailable, SoupdError
 
-# Tests drop mailboxes they never close (a mailbox in a test is often just a fixture),
-# and an open one warns when collected. The fixture below discards leftovers.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Unclosed <MemoryObject(Send|Receive)Stream:ResourceWarning"
-)
-
-
-@pytest.fixture(autouse=True)
-def close_leftover_mailboxes() -> Iterator[None]:
-    """Close what a test left open, so no warning surfaces in somebody else's test.
-
-    A mailbox still referenced after its test (a failure's traceback keeps frames
-    alive) would otherwise warn whenever it is finally collected.
-    """
-    yield
-    for obj in gc.get_objects():
-        if isinstance(obj, Mailbox):
-            obj.discard(SoulUnavailable("the test is over"))
-    gc.collect()
+pytestmark = MAILBOX_HYGIENE
 
 
 def messages(batch: list[Envelope[str]]) -> list[str]:

@@ -6,15 +6,15 @@ cancellation, after which it must still finish the mail that was queued.
 
 from __future__ import annotations
 
-import gc
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from conftest import MAILBOX_HYGIENE
 from structlog.testing import capture_logs
 
 from souls.clock import FixedClock
@@ -52,25 +52,7 @@ class TickingClock(FixedClock):
         return value
 
 
-# Tests drop mailboxes they never close (a mailbox in a test is often just a fixture),
-# and an open one warns when collected. The fixture below discards leftovers.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Unclosed <MemoryObject(Send|Receive)Stream:ResourceWarning"
-)
-
-
-@pytest.fixture(autouse=True)
-def close_leftover_mailboxes() -> Iterator[None]:
-    """Close what a test left open, so no warning surfaces in somebody else's test.
-
-    A mailbox still referenced after its test (a failure's traceback keeps frames
-    alive) would otherwise warn whenever it is finally collected.
-    """
-    yield
-    for obj in gc.get_objects():
-        if isinstance(obj, Mailbox):
-            obj.discard(SoulUnavailable("the test is over"))
-    gc.collect()
+pytestmark = MAILBOX_HYGIENE
 
 
 class Lab:

@@ -3,14 +3,14 @@ child of a dynamic ``souls`` supervisor; crashes restart, too many crashes fail 
 
 from __future__ import annotations
 
-import gc
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from conftest import MAILBOX_HYGIENE
 
 from souls.clock import FixedClock
 from souls.config import MailboxConfig, RestartConfig, SoulConfig
@@ -30,25 +30,7 @@ BRITTLE = SoulConfig(
 )
 
 
-# Tests drop mailboxes they never close (a mailbox in a test is often just a fixture),
-# and an open one warns when collected. The fixture below discards leftovers.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Unclosed <MemoryObject(Send|Receive)Stream:ResourceWarning"
-)
-
-
-@pytest.fixture(autouse=True)
-def close_leftover_mailboxes() -> Iterator[None]:
-    """Close what a test left open, so no warning surfaces in somebody else's test.
-
-    A mailbox still referenced after its test (a failure's traceback keeps frames
-    alive) would otherwise warn whenever it is finally collected.
-    """
-    yield
-    for obj in gc.get_objects():
-        if isinstance(obj, Mailbox):
-            obj.discard(SoulUnavailable("the test is over"))
-    gc.collect()
+pytestmark = MAILBOX_HYGIENE
 
 
 def handle(root: Path, name: str, config: SoulConfig) -> SoulHandle:
