@@ -18,6 +18,7 @@ from channels.protocol import decode_params
 from souls.events import EventIn, event_time
 from souls.mailbox import CallbackReply, Reply
 from souls.messages import (
+    AddTask,
     Confidence,
     Context,
     Crash,
@@ -28,6 +29,7 @@ from souls.messages import (
     Recall,
     Reflect,
     Stats,
+    SyncTasks,
     Weekly,
 )
 from souls.messages import Observe as ObserveMessage
@@ -80,6 +82,12 @@ class ConfidenceParams(SoulParams, frozen=True):
     topic: str
 
 
+class TaskAddParams(SoulParams, frozen=True):
+    text: str
+    # When: ISO 8601 (UTC when no zone) or Unix seconds.
+    at: float | str
+
+
 @dataclass(frozen=True, slots=True)
 class _Method:
     params: type[Any]
@@ -108,6 +116,8 @@ class Methods:
             "decay": _Method(DecayParams, self._decay),
             "homeostasis": _Method(SoulParams, self._homeostasis),
             "confidence": _Method(ConfidenceParams, self._confidence),
+            "task.add": _Method(TaskAddParams, self._task_add),
+            "tasks": _Method(SoulParams, self._tasks),
             "soul.list": _Method(NoParams, self._soul_list),
             "soul.stats": _Method(SoulParams, self._soul_stats),
             "daemon.status": _Method(NoParams, self._daemon_status),
@@ -196,6 +206,16 @@ class Methods:
 
     async def _confidence(self, params: ConfidenceParams, reply: Reply) -> None:
         await self._tell(params.soul, Confidence(params.topic), reply)
+
+    async def _task_add(self, params: TaskAddParams, reply: Reply) -> None:
+        try:
+            due = event_time(params.at, 0.0)
+        except ValueError as exc:
+            raise InvalidParams(f"invalid params for task.add: {exc}") from None
+        await self._tell(params.soul, AddTask(params.text, due), reply)
+
+    async def _tasks(self, params: SoulParams, reply: Reply) -> None:
+        await self._tell(params.soul, SyncTasks(), reply)
 
     async def _soul_stats(self, params: SoulParams, reply: Reply) -> None:
         handle = self._registry.lookup(params.soul)

@@ -46,7 +46,7 @@ class AttentionConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     # Events scoring below this are dropped before they are written.
     drop_below: float = 0.25
     # Kinds that count as addressed to the soul.
-    direct_kinds: list[str] = msgspec.field(default_factory=lambda: ["dm"])
+    direct_kinds: list[str] = msgspec.field(default_factory=lambda: ["dm", "wakeup"])
     # Kinds sent by another soul.
     soul_kinds: list[str] = msgspec.field(default_factory=lambda: ["soul"])
     # Kinds produced by timers rather than by anyone speaking.

@@ -43,6 +43,8 @@ class Changes:
     summaries: list[SummaryVersion] = field(default_factory=list)
     # soul_state values to set.
     state: dict[str, str] = field(default_factory=dict)
+    # Due tasks that fired: key -> when.
+    fired: dict[str, float] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(
@@ -54,6 +56,7 @@ class Changes:
             or self.gaps
             or self.summaries
             or self.state
+            or self.fired
         )
 
 
@@ -102,6 +105,11 @@ async def write_changes(db: aiosqlite.Connection, changes: Changes, now: float) 
                 (s.layer, s.text, now, s.observations, s.reflector, s.reason)
                 for s in changes.summaries
             ],
+        )
+    if changes.fired:
+        await db.executemany(
+            "UPDATE due SET fired_at = ? WHERE key = ? AND fired_at IS NULL",
+            [(at, key) for key, at in changes.fired.items()],
         )
     if changes.state:
         await db.executemany(

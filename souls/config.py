@@ -23,7 +23,7 @@ from souls.reflection import ReflectConfig
 from souls.somatic import SomaticConfig
 from souls.surprise import SurpriseConfig
 
-__all__ = ["MailboxConfig", "RestartConfig", "SoulConfig", "StoreConfig"]
+__all__ = ["MailboxConfig", "RestartConfig", "ScheduleOverrides", "SoulConfig", "StoreConfig"]
 
 
 class _Section(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -62,6 +62,16 @@ class RestartConfig(_Section, frozen=True):
             raise ValueError("max_restarts must be >= 0, max_seconds > 0 and shutdown >= 0")
 
 
+class ScheduleOverrides(_Section, frozen=True):
+    # This soul's own times for the scheduled jobs; unset keys follow [schedule] in
+    # soupd.toml (same meaning and format there).
+    timezone: str | None = None
+    decay: str | None = None
+    weekly_day: str | None = None
+    weekly: str | None = None
+    homeostasis_minutes: float | None = None
+
+
 class SoulConfig(_Section, frozen=True):
     # Where SOUL.md, MEMORY.md, TASKS.md live; default: <state dir>/souls/<name>/.
     brain_dir: str | None = None
@@ -83,3 +93,4 @@ class SoulConfig(_Section, frozen=True):
     homeostasis: HomeostasisConfig = msgspec.field(default_factory=HomeostasisConfig)
     metacognition: MetacognitionConfig = msgspec.field(default_factory=MetacognitionConfig)
     llm: LLMConfig = msgspec.field(default_factory=LLMConfig)
+    schedule: ScheduleOverrides = msgspec.field(default_factory=ScheduleOverrides)

@@ -11,17 +11,21 @@ import msgspec
 from souls.events import EventIn
 
 __all__ = [
+    "AddTask",
     "Confidence",
     "Context",
     "Crash",
     "Decay",
     "Homeostasis",
     "Import",
+    "LastRuns",
     "Message",
     "Observe",
     "Recall",
     "Reflect",
     "Stats",
+    "SyncTasks",
+    "Wakeup",
     "Weekly",
 ]
 
@@ -86,6 +90,28 @@ class Confidence(msgspec.Struct, frozen=True, tag="confidence"):
     topic: str
 
 
+class SyncTasks(msgspec.Struct, frozen=True, tag="sync_tasks"):
+    """Re-read TASKS.md into the due table. Reply: ``TasksResult``."""
+
+
+class AddTask(msgspec.Struct, frozen=True, tag="add_task"):
+    """Append a task to TASKS.md (a reminder the soul sets). Reply: ``TasksResult``."""
+
+    text: str
+    due: float
+
+
+class Wakeup(msgspec.Struct, frozen=True, tag="wakeup"):
+    """A task came due: store the wake-up event, once. Reply: ``PushResult`` or None
+    when the task is no longer pending (fired already, checked, deleted)."""
+
+    key: str
+
+
+class LastRuns(msgspec.Struct, frozen=True, tag="last_runs"):
+    """When each scheduled job last ran for this soul. Reply: ``dict[str, float]``."""
+
+
 Message = (
     Observe
     | Import
@@ -98,4 +124,8 @@ Message = (
     | Decay
     | Homeostasis
     | Confidence
+    | SyncTasks
+    | AddTask
+    | Wakeup
+    | LastRuns
 )

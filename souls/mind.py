@@ -257,6 +257,11 @@ class Mind:
         )
         return DecayResult(report.hidden, report.purged, report.edges_pruned, report.markers_pruned)
 
+    async def last_runs(self) -> dict[str, float]:
+        """When each scheduled job last ran here (Unix seconds), by job name."""
+        state = await self._inner.state()
+        return {k.removeprefix("ran."): float(v) for k, v in state.items() if k.startswith("ran.")}
+
     async def table_counts(self) -> dict[str, int]:
         return await self._inner.table_counts()
 

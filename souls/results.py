@@ -10,6 +10,7 @@ __all__ = [
     "MAX_REASONS",
     "ContextResult",
     "DecayResult",
+    "DueTask",
     "HomeostasisResult",
     "ImportResult",
     "PushResult",
@@ -19,6 +20,8 @@ __all__ = [
     "Rejection",
     "Section",
     "SoulStats",
+    "TaskProblem",
+    "TasksResult",
 ]
 
 
@@ -96,6 +99,29 @@ class DecayResult(msgspec.Struct, frozen=True):
     purged: int
     edges_pruned: int
     markers_pruned: int
+
+
+class DueTask(msgspec.Struct, frozen=True):
+    key: str
+    due: float
+    text: str
+    line: int
+    fired_at: float | None = None
+
+
+class TaskProblem(msgspec.Struct, frozen=True):
+    line: int
+    source: str
+    problem: str
+
+
+class TasksResult(msgspec.Struct, frozen=True):
+    # Tasks still to fire, soonest first.
+    pending: list[DueTask]
+    # Lines of TASKS.md that could not be read as tasks, with what to fix.
+    errors: list[TaskProblem]
+    # Tasks that already fired (most recent first, capped).
+    fired: list[DueTask] = msgspec.field(default_factory=list)
 
 
 class HomeostasisResult(msgspec.Struct, frozen=True):

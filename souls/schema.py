@@ -117,4 +117,18 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) STRICT, WITHOUT ROWID;
         """,
     ),
+    (
+        "0003_due",
+        """
+        -- Tasks with @due from TASKS.md: the source of truth for wake-ups. A fired row
+        -- stays, so a task fires once however often the file is re-read.
+        CREATE TABLE due (
+            key      TEXT PRIMARY KEY,   -- hash of the task's text and due time
+            due      REAL NOT NULL,
+            text     TEXT NOT NULL,
+            line     INTEGER NOT NULL,
+            fired_at REAL
+        ) STRICT, WITHOUT ROWID;
+        """,
+    ),
 )

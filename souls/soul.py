@@ -34,6 +34,7 @@ import anyio.abc
 import msgspec
 import structlog
 
+from souls.agenda import Agenda
 from souls.brain import Brain
 from souls.changes import Changes
 from souls.clock import Clock
@@ -43,17 +44,21 @@ from souls.events import EventIn
 from souls.intake import Dropped, Intake
 from souls.mailbox import Envelope, Mailbox
 from souls.messages import (
+    AddTask,
     Confidence,
     Context,
     Crash,
     Decay,
     Homeostasis,
     Import,
+    LastRuns,
     Message,
     Observe,
     Recall,
     Reflect,
     Stats,
+    SyncTasks,
+    Wakeup,
     Weekly,
 )
 from souls.metrics import LatencyWindow
@@ -69,6 +74,7 @@ from souls.results import (
     ReflectResult,
     Rejection,
     SoulStats,
+    TasksResult,
 )
 from souls.store import NewEvent, Store
 from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
@@ -105,6 +111,7 @@ class Soul:
         self._load = 0.0
         self._store: Store | None = None
         self._mind: Mind | None = None
+        self._agenda: Agenda | None = None
         # Derived-state changes of the turn in progress, committed once per turn.
         self._changes = Changes()
         # What the turn is handling right now: what a crash is blamed on.
@@ -122,6 +129,7 @@ class Soul:
         store = await Store.open(self._db_path, synchronous=self.config.store.synchronous)
         self._store = store
         mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
+        self._agenda = Agenda(store, self._brain)
         batch: list[Envelope[Message]] = []
         try:
             await self._brain.ensure()
@@ -153,7 +161,7 @@ class Soul:
             mailbox.redeliver(e for e in batch if not e.done)
             raise
         finally:
-            self._store = self._mind = None
+            self._store = self._mind = self._agenda = None
             with anyio.CancelScope(shield=True):
                 await mind.aclose()
                 await store.close()
@@ -344,18 +352,29 @@ class Soul:
                 case Reflect():
                     result = await self._reflect("manual")
                 case Weekly():
+                    self._ran("weekly")
                     result = await self._require_mind().weekly_summary(
                         self._clock.now(), self._changes
                     )
                     await self._commit_changes()
                 case Decay(now=now):
+                    self._ran("decay")
                     result = await self._decay(self._clock.now() if now is None else now)
                 case Homeostasis():
+                    self._ran("homeostasis")
                     result = await self._require_mind().homeostasis(
                         self._clock.now(), self._changes
                     )
                 case Confidence(topic=topic):
                     result = await self._require_mind().confidence(topic, self._changes)
+                case SyncTasks():
+                    result = await self._require_agenda().sync()
+                case AddTask(text=text, due=due):
+                    result = await self._add_task(text, due)
+                case Wakeup(key=key):
+                    result = await self._wakeup(key)
+                case LastRuns():
+                    result = await self._require_mind().last_runs()
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
         except SoupdError as error:
@@ -443,6 +462,40 @@ class Soul:
         )
         return result
 
+    def _ran(self, job: str) -> None:
+        """Remember when a scheduled job last ran, so a daemon that was down for its
+        time can run it at start (see ``LastRuns``)."""
+        self._changes.state[f"ran.{job}"] = repr(self._clock.now())
+
+    async def _add_task(self, text: str, due: float) -> TasksResult:
+        try:
+            return await self._require_agenda().add(text, due)
+        except ValueError as exc:
+            raise InvalidParams(f"cannot add that task: {exc}") from None
+
+    async def _wakeup(self, key: str) -> PushResult | None:
+        """A due task fires: its wake-up event is stored (once: the task is marked fired
+        in the same transaction) and published."""
+        task = await self._require_agenda().task(key)
+        if task is None:
+            return None
+        self._changes.fired[key] = self._clock.now()
+        event = EventIn(
+            text=f"wake-up: {task.text}",
+            kind="wakeup",
+            channel="schedule",
+            ref=f"due:{key}",
+            ts=task.due,
+        )
+        (outcome,), reason = await self._ingest([event])
+        self._emit("wakeup", {"key": key, "text": task.text, "due": task.due})
+        if reason is not None:
+            await self._reflect_safely(reason)
+        if isinstance(outcome, SoupdError):
+            self._log.warning("soul.wakeup_rejected", key=key, code=outcome.code)
+            return None
+        return outcome
+
     async def _decay(self, now: float) -> DecayResult:
         await self._commit_changes()
         return await self._require_mind().decay(now)
@@ -465,6 +518,11 @@ class Soul:
             last_surprise=self._require_mind().last_surprise,
             **await self._require_mind().table_counts(),
         )
+
+    def _require_agenda(self) -> Agenda:
+        if self._agenda is None:
+            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
+        return self._agenda
 
     def _require_mind(self) -> Mind:
         if self._mind is None:

@@ -8,6 +8,7 @@ result of the socket call.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -86,6 +87,12 @@ def _parser() -> argparse.ArgumentParser:
     confidence.add_argument("topic")
     homeostasis = command("homeostasis", _homeostasis, "measure a soul's drives now")
     homeostasis.add_argument("soul")
+    remind = command("remind", _remind, "add a task with a due time to a soul's TASKS.md")
+    remind.add_argument("soul")
+    remind.add_argument("text")
+    remind.add_argument("--at", required=True, help="when: ISO 8601 (UTC if no zone)")
+    tasks = command("tasks", _tasks, "a soul's pending tasks, and lines of TASKS.md it can't read")
+    tasks.add_argument("soul")
     watch = command("watch", _watch, "print souls' outputs live (reflects, signals, wake-ups)")
     watch.add_argument("souls", nargs="*", metavar="SOUL")
     watch.add_argument("--kind", action="append", default=[], help="only this kind (repeatable)")
@@ -109,10 +116,11 @@ def _start(args: argparse.Namespace) -> int:
     from supervisor.daemon import Daemon
     from supervisor.logs import configure_logging
 
-    settings = _settings(args)
+    locations = locate(os.environ, config=args.config, socket=args.socket)
+    settings = load_settings(locations)
     configure_logging(settings.daemon.log.level, settings.daemon.log.format)
     try:
-        anyio.run(Daemon(settings).run)
+        anyio.run(Daemon(settings, locations=locations).run)
     except SoupdError:
         raise
     except BaseExceptionGroup as group:
@@ -281,6 +289,28 @@ def _confidence(args: argparse.Namespace) -> int:
         return "\n".join(lines)
 
     return _print(args, result, human)
+
+
+def _tasks_text(r: dict[str, Any]) -> str:
+    def when(seconds: float) -> str:
+        return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+    lines = [f"{when(t['due'])}  {t['text']}  (line {t['line']})" for t in r["pending"]]
+    lines = lines or ["(no pending tasks)"]
+    lines += [f"fired {when(t['fired_at'])}: {t['text']}" for t in r.get("fired", [])[:5]]
+    lines += [f"line {e['line']}: {e['problem']}  [{e['source']}]" for e in r["errors"]]
+    return "\n".join(lines)
+
+
+def _remind(args: argparse.Namespace) -> int:
+    params = {"soul": args.soul, "text": args.text, "at": args.at}
+    return _print(args, _call(args, "task.add", params), _tasks_text)
+
+
+def _tasks(args: argparse.Namespace) -> int:
+    result = _call(args, "tasks", {"soul": args.soul})
+    _print(args, result, _tasks_text)
+    return 3 if result["errors"] else 0
 
 
 def _watch(args: argparse.Namespace) -> int:

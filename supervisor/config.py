@@ -14,15 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 
-from souls.config import RestartConfig, SoulConfig
+from souls.config import RestartConfig, ScheduleOverrides, SoulConfig
 from supervisor.errors import ConfigError
 from supervisor.paths import Locations, soul_name_problem
 
 __all__ = [
     "DaemonConfig",
+    "ScheduleConfig",
     "Settings",
     "check_file",
     "load_settings",
@@ -83,6 +85,71 @@ class SupervisionConfig(RestartConfig, frozen=True):
     requests at shutdown."""
 
 
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+class ScheduleConfig(_Section, frozen=True):
+    # Zone of the times below (an IANA name such as "Europe/Oslo").
+    timezone: str = "UTC"
+    # Nightly decay (forgetting), "HH:MM".
+    decay: str = "03:00"
+    # Weekly summary (and, later, the tide): day and "HH:MM".
+    weekly_day: str = "sun"
+    weekly: str = "04:00"
+    # Homeostasis check interval.
+    homeostasis_minutes: float = 15.0
+    # How often TASKS.md files are checked for edits.
+    tasks_poll_seconds: float = 1.0
+
+    def __post_init__(self) -> None:
+        self.zone()
+        self.decay_at()
+        self.weekly_at()
+        if self.weekly_day not in _DAYS:
+            raise ValueError(f"weekly_day {self.weekly_day!r} must be one of {', '.join(_DAYS)}")
+        if self.homeostasis_minutes <= 0 or self.tasks_poll_seconds <= 0:
+            raise ValueError("homeostasis_minutes and tasks_poll_seconds must be > 0")
+
+    def zone(self) -> ZoneInfo:
+        try:
+            return ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"timezone {self.timezone!r} is not a known IANA zone") from None
+
+    def decay_at(self) -> tuple[int, int]:
+        return _clock_time("decay", self.decay)
+
+    def weekly_at(self) -> tuple[int, int]:
+        return _clock_time("weekly", self.weekly)
+
+    def merged(self, overrides: ScheduleOverrides) -> ScheduleConfig:
+        """This schedule with a soul's overrides (its set keys) applied."""
+        changes = {
+            name: value
+            for name in overrides.__struct_fields__
+            if (value := getattr(overrides, name)) is not None
+        }
+        return msgspec.structs.replace(self, **changes) if changes else self
+
+
+def _clock_time(key: str, value: str) -> tuple[int, int]:
+    hours, _, minutes = value.partition(":")
+    if hours.isdigit() and minutes.isdigit() and int(hours) < 24 and int(minutes) < 60:
+        return int(hours), int(minutes)
+    raise ValueError(f'{key} {value!r} is not a time of day; use "HH:MM", e.g. "03:00"')
+
+
+class ReloadConfig(_Section, frozen=True):
+    # Reload by itself when soupd.toml or a soul file changes (SIGHUP always reloads).
+    watch: bool = False
+    # How often the files are checked when watching.
+    poll_seconds: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.poll_seconds <= 0:
+            raise ValueError("poll_seconds must be > 0")
+
+
 class TestingConfig(_Section, frozen=True):
     # Enables the debug.crash method, which makes a soul raise (to test supervision).
     fault_injection: bool = False
@@ -93,6 +160,8 @@ class DaemonConfig(_Section, frozen=True):
     socket: SocketConfig = msgspec.field(default_factory=SocketConfig)
     log: LogConfig = msgspec.field(default_factory=LogConfig)
     supervision: SupervisionConfig = msgspec.field(default_factory=SupervisionConfig)
+    schedule: ScheduleConfig = msgspec.field(default_factory=ScheduleConfig)
+    reload: ReloadConfig = msgspec.field(default_factory=ReloadConfig)
     testing: TestingConfig = msgspec.field(default_factory=TestingConfig)
 
 

@@ -4,9 +4,10 @@ Tree (``rest_for_one``: if the souls supervisor has to restart, the socket resta
 after it)::
 
     soupd
-    ├── souls    dynamic supervisor; one temporary child per soul, each with its own
-    │            supervisor over the soul actor
-    └── socket   the Unix-socket server (started last: it only listens once every
+    ├── souls      dynamic supervisor; one temporary child per soul, each with its own
+    │              supervisor over the soul actor
+    ├── scheduler  APScheduler: nightly decay, weekly summary, homeostasis, @due wake-ups
+    └── socket     the Unix-socket server (started last: it only listens once every
                  soul is loaded; stopped first: no new mail while souls drain)
 
 SIGTERM / SIGINT cancel the tree: children stop in reverse order, the socket
@@ -16,6 +17,7 @@ signal exits at once.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import signal
@@ -29,12 +31,14 @@ import structlog
 from channels.methods import Methods
 from channels.server import Server, ServerConfig, prepare_socket_path
 from souls.clock import Clock, SystemClock
+from souls.config import SoulConfig
 from souls.mailbox import Mailbox
-from supervisor.config import Settings
-from supervisor.errors import ChildStartError
+from supervisor.config import Settings, load_settings
+from supervisor.errors import ChildStartError, ConfigError
 from supervisor.outputs import Outputs
-from supervisor.paths import check_private_dir, check_socket_path
+from supervisor.paths import Locations, check_private_dir, check_socket_path
 from supervisor.registry import Registry, SoulHandle
+from supervisor.scheduler import Scheduler
 from supervisor.tree import ChildSpec, Supervisor
 
 __all__ = ["Daemon"]
@@ -44,11 +48,19 @@ _log = structlog.get_logger("soupd.daemon")
 
 
 class Daemon:
-    def __init__(self, settings: Settings, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        locations: Locations | None = None,
+    ) -> None:
         self.settings = settings
+        self._locations = locations
         self.clock = clock or SystemClock()
         self.registry = Registry()
         self.outputs = Outputs()
+        self.scheduler = Scheduler(settings, self.registry)
         self.started_at = time.time()
         self._souls = Supervisor("souls", max_restarts=1_000_000, max_seconds=1.0)
         socket_config = settings.daemon.socket
@@ -80,6 +92,7 @@ class Daemon:
             "soupd",
             [
                 ChildSpec("souls", self._run_souls, restart="permanent", shutdown=60.0),
+                ChildSpec("scheduler", self._run_scheduler, restart="permanent", shutdown=5.0),
                 ChildSpec(
                     "socket", self._run_socket, restart="permanent", shutdown=supervision.shutdown
                 ),
@@ -91,6 +104,8 @@ class Daemon:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._watch_signals, tg.cancel_scope)
             await tg.start(root.run)
+            if self.settings.daemon.reload.watch:
+                tg.start_soon(self._watch_config)
             _log.info(
                 "daemon.ready",
                 souls=len(self.settings.souls),
@@ -100,36 +115,121 @@ class Daemon:
         _log.info("daemon.stopped")
 
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        wanted = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+        with anyio.open_signal_receiver(*wanted) as signals:
             async for signum in signals:
+                if signum == signal.SIGHUP:
+                    _log.info("daemon.reloading", signal="SIGHUP")
+                    await self.reload()
+                    continue
                 if scope.cancel_called:
                     _log.warning("daemon.forced_exit", signal=signal.Signals(signum).name)
                     os._exit(1)
                 _log.info("daemon.stopping", signal=signal.Signals(signum).name)
                 scope.cancel()
 
+    async def _watch_config(self) -> None:
+        """Reload when soupd.toml or a soul file changes (``[reload] watch``)."""
+        seen = await self._config_files()
+        while True:
+            await anyio.sleep(self.settings.daemon.reload.poll_seconds)
+            now = await self._config_files()
+            if now != seen:
+                seen = now
+                _log.info("daemon.reloading", reason="config files changed")
+                await self.reload()
+
+    async def _config_files(self) -> dict[str, tuple[int, int]]:
+        files = [anyio.Path(self.settings.config_file)]
+        souls = anyio.Path(self.settings.souls_dir)
+        if await souls.is_dir():
+            files += [path async for path in souls.glob("*.toml")]
+        found = {}
+        for path in files:
+            try:
+                info = await path.stat()
+            except FileNotFoundError:
+                continue
+            found[str(path)] = (info.st_mtime_ns, info.st_size)
+        return found
+
     async def _run_souls(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         async with anyio.create_task_group() as tg:
             await tg.start(self._souls.run)
             for name, config in sorted(self.settings.souls.items()):
-                handle = SoulHandle(
-                    name=name,
-                    config=config,
-                    db_path=self.settings.soul_dir(name) / "soul.db",
-                    brain_dir=self.settings.brain_dir(name),
-                    mailbox=Mailbox(name, config.mailbox.capacity),
-                    emit=functools.partial(self.outputs.publish, name),
-                )
-                self.registry.add(handle)
-                try:
-                    await self._souls.start_child(handle.child_spec(self.clock))
-                except ChildStartError as exc:
-                    # One soul that cannot start (say, a corrupt database) must not keep
-                    # the others, or the daemon, from running.
-                    cause = exc.__cause__ or exc
-                    handle.fail(f"{type(cause).__name__}: {cause}")
-                    _log.error("soul.start_failed", soul=name, error=str(cause))
+                await self._start_soul(name, config)
             task_status.started()
+
+    async def _start_soul(self, name: str, config: SoulConfig) -> SoulHandle:
+        handle = SoulHandle(
+            name=name,
+            config=config,
+            db_path=self.settings.soul_dir(name) / "soul.db",
+            brain_dir=self.settings.brain_dir(name),
+            mailbox=Mailbox(name, config.mailbox.capacity),
+            emit=functools.partial(self.outputs.publish, name),
+        )
+        self.registry.add(handle)
+        try:
+            await self._souls.start_child(handle.child_spec(self.clock))
+        except ChildStartError as exc:
+            # One soul that cannot start (say, a corrupt database) must not keep the
+            # others, or the daemon, from running.
+            cause = exc.__cause__ or exc
+            handle.fail(f"{type(cause).__name__}: {cause}")
+            _log.error("soul.start_failed", soul=name, error=str(cause))
+        return handle
+
+    async def reload(self) -> bool:
+        """Re-read every config file; apply it only if all of it validates.
+
+        Souls whose file appeared are started, those whose file went away are stopped
+        (their queued mail is finished first), changed ones are restarted with the new
+        config; the schedule follows. Returns False when the new config was rejected
+        (the last good one stays in force).
+        """
+        if self._locations is None:
+            return False
+        try:
+            fresh = load_settings(self._locations)
+        except ConfigError as error:
+            _log.error(
+                "config.reload_rejected", file=error.path, key=error.key, problem=error.problem
+            )
+            return False
+        old = self.settings
+        for key in ("socket", "state_dir", "souls_dir"):
+            if getattr(fresh, key) != getattr(old, key):
+                _log.warning("config.needs_restart", key=key, value=str(getattr(fresh, key)))
+        fresh = dataclasses.replace(
+            fresh, socket=old.socket, state_dir=old.state_dir, souls_dir=old.souls_dir
+        )
+        self.settings = fresh
+        self.scheduler.update_settings(fresh)
+        schedule_changed = fresh.daemon.schedule != old.daemon.schedule
+        for name in sorted(set(old.souls) | set(fresh.souls)):
+            before, after = old.souls.get(name), fresh.souls.get(name)
+            if before == after:
+                if schedule_changed and after is not None:
+                    await self.scheduler.add_soul(self.registry.lookup_any(name))
+                continue
+            if before is not None:
+                self.scheduler.remove_soul(name)
+                await self._souls.terminate_child(f"soul:{name}")
+                self.registry.remove(name)
+            if after is not None:
+                handle = await self._start_soul(name, after)
+                await self.scheduler.add_soul(handle)
+            _log.info(
+                "soul.reloaded",
+                soul=name,
+                change="added" if before is None else "removed" if after is None else "changed",
+            )
+        _log.info("config.reloaded", souls=len(fresh.souls))
+        return True
+
+    async def _run_scheduler(self, task_status: anyio.abc.TaskStatus[Scheduler]) -> None:
+        await self.scheduler.run(task_status=task_status)
 
     async def _run_socket(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         await self.server.run(task_status=task_status)

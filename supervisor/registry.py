@@ -149,6 +149,16 @@ class Registry:
             raise SoulUnavailable(f"soul {name!r} is stopped; retry once it runs again")
         return handle
 
+    def lookup_any(self, name: str) -> SoulHandle:
+        """The handle whatever its state; UnknownSoul when there is none."""
+        handle = self._souls.get(name)
+        if handle is None:
+            raise UnknownSoul(name)
+        return handle
+
+    def remove(self, name: str) -> None:
+        self._souls.pop(name, None)
+
     def handles(self) -> list[SoulHandle]:
         return [self._souls[name] for name in sorted(self._souls)]
 

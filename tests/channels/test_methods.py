@@ -43,6 +43,8 @@ ALL_METHODS = [
     "soul.list",
     "soul.stats",
     "subscribe",
+    "task.add",
+    "tasks",
     "weekly",
 ]
 
