@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from .harness import Home, StartSoupd
+from .harness import Home, StartSoupd, wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a foreign uid")
 
@@ -69,8 +69,10 @@ def test_a_foreign_uid_is_refused_and_logged(soupd_home: Home, start_soupd: Star
     assert reply["error"]["code"] == "peer_refused"
     assert str(NOBODY) in reply["error"]["message"]
     assert "allow_uids" in reply["error"]["message"]
-    refusals = [e for e in daemon.log() if e.get("event") == "socket.peer_refused"]
-    assert refusals
+    refusals = wait_for(
+        lambda: [e for e in daemon.log() if e.get("event") == "socket.peer_refused"],
+        "the refusal in the log",
+    )
     assert refusals[-1]["peer_uid"] == NOBODY
     # The daemon is unharmed and still serves its own user.
     assert daemon.result("soul.list")["souls"]
