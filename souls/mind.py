@@ -116,22 +116,25 @@ class Mind:
         """Account for events about to be stored: markers into ``changes``, reflect
         counters advanced. Returns, per event, the reason it triggers a reflect (at
         most one event of a batch does)."""
+        documents = [event.doc.split() for event in events]
         if self._terms is not None:
-            self._terms.add(event.doc.split() for event in events)
+            self._terms.add(documents)
         if not self.config.cognition:
             return [None] * len(events)
         reasons: list[str | None] = []
         triggered = False
-        somatic = self.config.somatic
-        for event in events:
-            reason = self.clock.observe(event.surprise, self.config.reflect, self.config.surprise)
+        somatic, reflect, surprise = self.config.somatic, self.config.reflect, self.config.surprise
+        observe, markers = self.clock.observe, changes.markers
+        for event, words in zip(events, documents, strict=True):
+            reason = observe(event.surprise, reflect, surprise)
             reasons.append(None if triggered else reason)
             triggered = triggered or reason is not None
-            appraisal = appraise(event.text, event.salience, somatic, event.doc.split())
+            appraisal = appraise(event.text, event.salience, somatic, words)
             if appraisal is not None:
                 for marker in self.markers.add(appraisal):
-                    changes.markers[(marker.topic, marker.valence)] = marker.weight
-            self.last_surprise = event.surprise
+                    markers[(marker.topic, marker.valence)] = marker.weight
+        if events:
+            self.last_surprise = events[-1].surprise
         self._recent.extend(event.doc for event in events[-_RECENT_EVENTS:])
         changes.state.update(self.clock.to_state())
         return reasons
