@@ -58,6 +58,9 @@ _log = structlog.get_logger("soupd.socket")
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     path: Path
+    # A listening socket handed over by systemd (socket activation): used instead of
+    # binding ``path``, and left in place at exit (systemd owns it).
+    inherited: socket.socket | None = None
     mode: int = 0o600
     allow_uids: tuple[int, ...] = ()
     max_frame_bytes: int = 1 << 20
@@ -99,16 +102,22 @@ class Server:
     ) -> None:
         """Listen until cancelled; ``started()`` once the socket accepts connections."""
         path = self.config.path
-        await prepare_socket_path(path)
-        listener = await anyio.create_unix_listener(path, mode=self.config.mode)
-        identity = os.stat(path)
+        if self.config.inherited is not None:
+            listener = await anyio.abc.SocketListener.from_socket(self.config.inherited)
+            identity = None
+            _log.info("socket.activated", fd=self.config.inherited.fileno())
+        else:
+            await prepare_socket_path(path)
+            listener = await anyio.create_unix_listener(path, mode=self.config.mode)
+            identity = os.stat(path)
         try:
             async with listener, anyio.create_task_group() as tg:
                 _log.info("socket.listening", path=str(path), mode=oct(self.config.mode))
                 task_status.started()
                 await listener.serve(self._connection, task_group=tg)
         finally:
-            _unlink_if_ours(path, identity)
+            if identity is not None:
+                _unlink_if_ours(path, identity)
 
     async def _connection(self, stream: anyio.abc.SocketStream) -> None:
         pid, uid, _gid = _peer_credentials(stream)

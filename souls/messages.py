@@ -21,6 +21,7 @@ __all__ = [
     "LastRuns",
     "Message",
     "Observe",
+    "Ping",
     "Recall",
     "Reflect",
     "Stats",
@@ -108,6 +109,10 @@ class Wakeup(msgspec.Struct, frozen=True, tag="wakeup"):
     key: str
 
 
+class Ping(msgspec.Struct, frozen=True, tag="ping"):
+    """Are you handling mail? Reply: ``"pong"`` (the watchdog's health check)."""
+
+
 class LastRuns(msgspec.Struct, frozen=True, tag="last_runs"):
     """When each scheduled job last ran for this soul. Reply: ``dict[str, float]``."""
 
@@ -128,4 +133,5 @@ Message = (
     | AddTask
     | Wakeup
     | LastRuns
+    | Ping
 )

@@ -54,6 +54,7 @@ from souls.messages import (
     LastRuns,
     Message,
     Observe,
+    Ping,
     Recall,
     Reflect,
     Stats,
@@ -375,6 +376,8 @@ class Soul:
                     result = await self._wakeup(key)
                 case LastRuns():
                     result = await self._require_mind().last_runs()
+                case Ping():
+                    result = "pong"
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
         except SoupdError as error:

@@ -33,17 +33,20 @@ from channels.server import Server, ServerConfig, prepare_socket_path
 from souls.clock import Clock, SystemClock
 from souls.config import SoulConfig
 from souls.mailbox import Mailbox
+from souls.messages import Ping
 from supervisor.config import Settings, load_settings
-from supervisor.errors import ChildStartError, ConfigError
+from supervisor.errors import ChildStartError, ConfigError, SoupdError
 from supervisor.outputs import Outputs
 from supervisor.paths import Locations, check_private_dir, check_socket_path
 from supervisor.registry import Registry, SoulHandle
 from supervisor.scheduler import Scheduler
+from supervisor.systemd import Notifier, activated_socket, watchdog_interval
 from supervisor.tree import ChildSpec, Supervisor
 
 __all__ = ["Daemon"]
 
 VERSION = "0.1.0"
+_STATUS_EVERY = 10.0
 _log = structlog.get_logger("soupd.daemon")
 
 
@@ -64,9 +67,12 @@ class Daemon:
         self.started_at = time.time()
         self._souls = Supervisor("souls", max_restarts=1_000_000, max_seconds=1.0)
         socket_config = settings.daemon.socket
+        self.notifier = Notifier()
+        self._activated = activated_socket()
         self.server = Server(
             ServerConfig(
                 path=settings.socket,
+                inherited=self._activated,
                 mode=int(socket_config.mode, 8),
                 allow_uids=tuple(socket_config.allow_uids),
                 max_frame_bytes=socket_config.max_frame_bytes,
@@ -85,8 +91,9 @@ class Daemon:
         if self.settings.socket.parent.name.startswith("soupd-"):
             check_private_dir(self.settings.socket.parent)
         check_socket_path(self.settings.socket)
-        # Refuse early, before any soul opens its database, if another daemon is live.
-        await prepare_socket_path(self.settings.socket)
+        if self._activated is None:
+            # Refuse early, before any soul opens its database, if another daemon is live.
+            await prepare_socket_path(self.settings.socket)
         supervision = self.settings.daemon.supervision
         root = Supervisor(
             "soupd",
@@ -112,7 +119,50 @@ class Daemon:
                 socket=str(self.settings.socket),
                 pid=os.getpid(),
             )
+            self.notifier.ready(self._status_line())
+            tg.start_soon(self._report_status)
+            interval = watchdog_interval()
+            if interval is not None:
+                tg.start_soon(self._watchdog, interval)
         _log.info("daemon.stopped")
+
+    def _status_line(self) -> str:
+        handles = self.registry.handles()
+        failed = [h for h in handles if h.state == "failed"]
+        line = f"{len(handles) - len(failed)} souls running"
+        if failed:
+            line += f", {len(failed)} failed (last: {failed[-1].name}: {failed[-1].last_error})"
+        return line
+
+    async def _report_status(self) -> None:
+        """STATUS= for systemctl status: souls, requests per second, last failure."""
+        before = self.server.stats.requests
+        while True:
+            await anyio.sleep(_STATUS_EVERY)
+            now = self.server.stats.requests
+            rate = (now - before) / _STATUS_EVERY
+            before = now
+            self.notifier.status(f"{self._status_line()}; {rate:.0f} requests/s")
+
+    async def _watchdog(self, interval: float) -> None:
+        """WATCHDOG=1 while every running soul still answers its mail; a soul stuck
+        in a turn stops the pings, and systemd restarts the daemon."""
+        while True:
+            await anyio.sleep(interval)
+            if await self._souls_answer(within=interval):
+                self.notifier.watchdog()
+            else:
+                _log.error("daemon.unhealthy", reason="a soul did not answer in time")
+
+    async def _souls_answer(self, within: float) -> bool:
+        for handle in self.registry.handles():
+            if handle.state != "running":
+                continue
+            try:
+                await handle.mailbox.ask(Ping(), timeout=within)
+            except SoupdError:
+                return False
+        return True
 
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         wanted = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -120,12 +170,15 @@ class Daemon:
             async for signum in signals:
                 if signum == signal.SIGHUP:
                     _log.info("daemon.reloading", signal="SIGHUP")
+                    self.notifier.reloading()
                     await self.reload()
+                    self.notifier.ready(self._status_line())
                     continue
                 if scope.cancel_called:
                     _log.warning("daemon.forced_exit", signal=signal.Signals(signum).name)
                     os._exit(1)
                 _log.info("daemon.stopping", signal=signal.Signals(signum).name)
+                self.notifier.stopping()
                 scope.cancel()
 
     async def _watch_config(self) -> None:

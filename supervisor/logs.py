@@ -1,16 +1,19 @@
 """Logging: one structlog pipeline, configured once by the daemon's ``main``.
 
-JSON lines on stdout when it is not a TTY (journald-friendly), console rendering on a
-TTY. ``soul``, ``peer_uid``, ``event_id`` come from contextvars bound where they are
-known. Standard-library loggers (apscheduler, aiosqlite, asyncio) are routed through
-the same processors so every line has one shape.
+JSON lines on stdout when it is not a TTY (journald-friendly, with a ``<priority>``
+prefix when stdout is the journal's stream), console rendering on a TTY. ``soul``,
+``peer_uid``, ``event_id`` come from contextvars bound where they are known.
+Standard-library loggers (apscheduler, aiosqlite, asyncio) are routed through the same
+processors so every line has one shape.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import msgspec
 import structlog
@@ -25,8 +28,34 @@ def _json_serializer(obj: object, **_: object) -> str:
     return msgspec.json.encode(obj, enc_hook=str).decode()
 
 
+# syslog priorities, so that `journalctl -p warning` filters soupd's lines.
+_PRIORITIES = {"debug": 7, "info": 6, "warning": 4, "error": 3, "critical": 2, "exception": 3}
+
+
+def _journal_stream(environ: Mapping[str, str]) -> bool:
+    """Whether stdout is the journal's stream ($JOURNAL_STREAM names its device:inode)."""
+    device, _, inode = environ.get("JOURNAL_STREAM", "").partition(":")
+    if not (device.isdigit() and inode.isdigit()):
+        return False
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError):
+        return False
+    return (info.st_dev, info.st_ino) == (int(device), int(inode))
+
+
+def _priority_prefix(_logger: Any, method: str, line: Any) -> str:
+    """Prefix a rendered line with ``<N>``: journald strips it and keeps N as priority.
+
+    Runs after the renderer, so ``line`` is the rendered string, not an event dict.
+    """
+    return f"<{_PRIORITIES.get(method, 6)}>{line}"
+
+
 def configure_logging(
-    level: str = "info", output: Literal["auto", "json", "console"] = "auto"
+    level: str = "info",
+    output: Literal["auto", "json", "console"] = "auto",
+    environ: Mapping[str, str] = os.environ,
 ) -> None:
     """Configure structlog and the stdlib root logger. Call once, from ``main``."""
     use_json = output == "json" or (output == "auto" and not sys.stdout.isatty())
@@ -56,7 +85,11 @@ def configure_logging(
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=shared,
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                renderer,
+                *([_priority_prefix] if use_json and _journal_stream(environ) else []),
+            ],
         )
     )
     root = logging.getLogger()

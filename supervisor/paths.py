@@ -6,6 +6,8 @@
 * state:   ``$XDG_STATE_HOME/soupd/`` (one folder per soul: database and brain).
 * socket:  ``$XDG_RUNTIME_DIR/soupd/soupd.sock``; without ``XDG_RUNTIME_DIR`` a private
   ``/tmp/soupd-<uid>/`` (mode 0700, ours) is used. ``--socket`` / ``$SOUPD_SOCKET`` win.
+* under systemd, ``$CONFIGURATION_DIRECTORY``, ``$STATE_DIRECTORY`` and
+  ``$RUNTIME_DIRECTORY`` (set by ``ConfigurationDirectory=`` and friends) come first.
 """
 
 from __future__ import annotations
@@ -43,14 +45,19 @@ def locate(
     home = Path(env.get("HOME") or os.path.expanduser("~"))
     config_file = Path(config or env.get("SOUPD_CONFIG") or "")
     if not (config or env.get("SOUPD_CONFIG")):
-        config_home = Path(_xdg(env, "XDG_CONFIG_HOME") or home / ".config")
-        config_file = config_home / "soupd" / "soupd.toml"
+        systemd_config = _systemd(env, "CONFIGURATION_DIRECTORY")
+        if systemd_config is not None:
+            config_file = systemd_config / "soupd.toml"
+        else:
+            config_home = Path(_xdg(env, "XDG_CONFIG_HOME") or home / ".config")
+            config_file = config_home / "soupd" / "soupd.toml"
     state_home = Path(_xdg(env, "XDG_STATE_HOME") or home / ".local" / "state")
+    state_dir = _systemd(env, "STATE_DIRECTORY") or state_home / "soupd"
     override = socket or env.get("SOUPD_SOCKET")
     return Locations(
         config_file=config_file.expanduser(),
         default_souls_dir=config_file.expanduser().parent / "souls",
-        default_state_dir=state_home / "soupd",
+        default_state_dir=state_dir,
         default_socket=_runtime_dir(env) / "soupd.sock",
         socket_override=Path(override).expanduser() if override else None,
         explicit_config=bool(config or env.get("SOUPD_CONFIG")),
@@ -63,7 +70,17 @@ def _xdg(env: Mapping[str, str], name: str) -> str | None:
     return value if value and os.path.isabs(value) else None
 
 
+def _systemd(env: Mapping[str, str], name: str) -> Path | None:
+    """A directory systemd created for the service (StateDirectory= and friends); when
+    it lists several, the first."""
+    value = env.get(name, "").split(":")[0]
+    return Path(value) if value and os.path.isabs(value) else None
+
+
 def _runtime_dir(env: Mapping[str, str]) -> Path:
+    systemd_runtime = _systemd(env, "RUNTIME_DIRECTORY")
+    if systemd_runtime is not None:
+        return systemd_runtime
     runtime = _xdg(env, "XDG_RUNTIME_DIR")
     if runtime:
         return Path(runtime) / "soupd"
