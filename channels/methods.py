@@ -8,6 +8,7 @@ request and a full mailbox slows the sender down instead of growing a queue.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,13 +20,17 @@ from souls.events import EventIn, event_time
 from souls.mailbox import CallbackReply, Reply
 from souls.messages import (
     AddTask,
+    Backup,
     Confidence,
     Context,
     Crash,
     Decay,
+    Export,
+    Forget,
     Homeostasis,
     Import,
     Message,
+    Rebuild,
     Recall,
     Reflect,
     Stats,
@@ -82,6 +87,24 @@ class ConfidenceParams(SoulParams, frozen=True):
     topic: str
 
 
+class ForgetParams(SoulParams, frozen=True):
+    # Exactly one of: the event with this ref; events whose text contains this
+    # (case-insensitive); events before this time (ISO 8601 or Unix seconds); all.
+    ref: str | None = None
+    match: str | None = None
+    before: float | str | None = None
+    all: bool = False
+
+
+class ExportParams(SoulParams, frozen=True):
+    cursor: str | None = None
+
+
+class BackupParams(SoulParams, frozen=True):
+    # Absolute path of the copy, written by the daemon's user.
+    path: str
+
+
 class TaskAddParams(SoulParams, frozen=True):
     text: str
     # When: ISO 8601 (UTC when no zone) or Unix seconds.
@@ -116,6 +139,10 @@ class Methods:
             "decay": _Method(DecayParams, self._decay),
             "homeostasis": _Method(SoulParams, self._homeostasis),
             "confidence": _Method(ConfidenceParams, self._confidence),
+            "forget": _Method(ForgetParams, self._forget),
+            "export": _Method(ExportParams, self._export),
+            "backup": _Method(BackupParams, self._backup),
+            "rebuild": _Method(SoulParams, self._rebuild),
             "task.add": _Method(TaskAddParams, self._task_add),
             "tasks": _Method(SoulParams, self._tasks),
             "soul.list": _Method(NoParams, self._soul_list),
@@ -206,6 +233,37 @@ class Methods:
 
     async def _confidence(self, params: ConfidenceParams, reply: Reply) -> None:
         await self._tell(params.soul, Confidence(params.topic), reply)
+
+    async def _forget(self, params: ForgetParams, reply: Reply) -> None:
+        given = [params.ref is not None, params.match is not None, params.before is not None]
+        if sum(given) + params.all != 1:
+            raise InvalidParams(
+                "forget needs exactly one of ref, match, before or all; "
+                'e.g. {"soul": "ada", "ref": "msg-42"}'
+            )
+        if params.match is not None and not params.match.strip():
+            raise InvalidParams("forget: match must not be empty (use all to forget everything)")
+        before = None
+        if params.before is not None:
+            try:
+                before = event_time(params.before, 0.0)
+            except ValueError as exc:
+                raise InvalidParams(f"invalid params for forget: {exc}") from None
+        message = Forget(params.ref, params.match, before, params.all)
+        await self._tell(params.soul, message, reply)
+
+    async def _export(self, params: ExportParams, reply: Reply) -> None:
+        await self._tell(params.soul, Export(params.cursor), reply)
+
+    async def _backup(self, params: BackupParams, reply: Reply) -> None:
+        if not os.path.isabs(params.path):
+            raise InvalidParams(
+                f"backup path {params.path!r} must be absolute (the daemon writes it)"
+            )
+        await self._tell(params.soul, Backup(params.path), reply)
+
+    async def _rebuild(self, params: SoulParams, reply: Reply) -> None:
+        await self._tell(params.soul, Rebuild(), reply)
 
     async def _task_add(self, params: TaskAddParams, reply: Reply) -> None:
         try:

@@ -46,7 +46,7 @@ class Brain:
 
     async def sync_summary(self, layer: str, text: str) -> None:
         """Make the layer's file show ``text`` (the database's version) if it does not."""
-        if text and await self._read(_FILES[layer]) != _as_file(text):
+        if await self._read(_FILES[layer]) != _as_file(text):
             await self.write_summary(layer, text)
 
     async def _read(self, name: str) -> str:

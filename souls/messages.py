@@ -12,16 +12,20 @@ from souls.events import EventIn
 
 __all__ = [
     "AddTask",
+    "Backup",
     "Confidence",
     "Context",
     "Crash",
     "Decay",
+    "Export",
+    "Forget",
     "Homeostasis",
     "Import",
     "LastRuns",
     "Message",
     "Observe",
     "Ping",
+    "Rebuild",
     "Recall",
     "Reflect",
     "Stats",
@@ -109,6 +113,32 @@ class Wakeup(msgspec.Struct, frozen=True, tag="wakeup"):
     key: str
 
 
+class Forget(msgspec.Struct, frozen=True, tag="forget"):
+    """Delete events (one criterion) and everything derived from them.
+    Reply: ``ForgetResult``."""
+
+    ref: str | None = None
+    match: str | None = None
+    before: float | None = None
+    everything: bool = False
+
+
+class Export(msgspec.Struct, frozen=True, tag="export"):
+    """A page of events and derived state. Reply: ``{"records": [...], "cursor"}``."""
+
+    cursor: str | None = None
+
+
+class Backup(msgspec.Struct, frozen=True, tag="backup"):
+    """An online copy of the database at ``path``. Reply: ``{"path", "bytes"}``."""
+
+    path: str
+
+
+class Rebuild(msgspec.Struct, frozen=True, tag="rebuild"):
+    """Recompute derived state from the events. Reply: ``RebuildResult``."""
+
+
 class Ping(msgspec.Struct, frozen=True, tag="ping"):
     """Are you handling mail? Reply: ``"pong"`` (the watchdog's health check)."""
 
@@ -134,4 +164,8 @@ Message = (
     | Wakeup
     | LastRuns
     | Ping
+    | Forget
+    | Export
+    | Backup
+    | Rebuild
 )

@@ -231,6 +231,12 @@ class Mind:
             if weight >= threshold:
                 self._associations.set(a, b, weight)
 
+    def forget_caches(self) -> None:
+        """Drop the derived indexes; they are rebuilt when next needed."""
+        self._terms = None
+        self._associations = None
+        self._hits = HitCache()
+
     async def decay(self, now: float) -> DecayResult:
         """The nightly pass: memories fade and hide, edges and markers weaken."""
         config, hebbian, somatic = self.config.decay, self.config.hebbian, self.config.somatic
@@ -248,9 +254,7 @@ class Mind:
         )
         # The same arithmetic in memory as in SQL; derived indexes are rebuilt lazily.
         self.markers.decay(somatic)
-        self._terms = None
-        self._associations = None
-        self._hits = HitCache()
+        self.forget_caches()
         self._log.info(
             "soul.decayed",
             hidden=report.hidden,

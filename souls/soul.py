@@ -45,16 +45,20 @@ from souls.intake import Dropped, Intake
 from souls.mailbox import Envelope, Mailbox
 from souls.messages import (
     AddTask,
+    Backup,
     Confidence,
     Context,
     Crash,
     Decay,
+    Export,
+    Forget,
     Homeostasis,
     Import,
     LastRuns,
     Message,
     Observe,
     Ping,
+    Rebuild,
     Recall,
     Reflect,
     Stats,
@@ -77,6 +81,7 @@ from souls.results import (
     SoulStats,
     TasksResult,
 )
+from souls.rights import DataRights, ForgetResult
 from souls.store import NewEvent, Store
 from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
 from supervisor.tree import shielded_cleanup
@@ -378,6 +383,18 @@ class Soul:
                     result = await self._require_mind().last_runs()
                 case Ping():
                     result = "pong"
+                case Forget(ref=ref, match=match, before=before, everything=everything):
+                    result = await self._forget(ref, match, before, everything)
+                case Export(cursor=cursor):
+                    result = await self._export(cursor)
+                case Backup(path=path):
+                    target = Path(path)
+                    size = await self._rights().backup(target)
+                    result = {"path": str(target), "bytes": size}
+                case Rebuild():
+                    await self._commit_changes()
+                    result = await self._rights().rebuild(self._clock.now())
+                    await self._require_mind().load()
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
         except SoupdError as error:
@@ -521,6 +538,32 @@ class Soul:
             last_surprise=self._require_mind().last_surprise,
             **await self._require_mind().table_counts(),
         )
+
+    def _rights(self) -> DataRights:
+        return DataRights(self._require_store(), self.config.somatic)
+
+    async def _forget(
+        self, ref: str | None, match: str | None, before: float | None, everything: bool
+    ) -> ForgetResult:
+        await self._commit_changes()
+        rights = self._rights()
+        ids = await rights.matching_events(
+            ref=ref, match=match, before=before, everything=everything
+        )
+        result = await rights.forget(ids, self._clock.now())
+        # Summaries, markers and the index changed under the mind: rebuild it.
+        mind = self._require_mind()
+        mind.forget_caches()
+        await mind.load()
+        self._log.info("soul.forgot", **msgspec.structs.asdict(result))
+        return result
+
+    async def _export(self, cursor: str | None) -> dict[str, object]:
+        try:
+            records, following = await self._rights().export_page(cursor)
+        except ValueError as exc:
+            raise InvalidParams(f"invalid params for export: {exc}") from None
+        return {"records": records, "cursor": following}
 
     def _require_agenda(self) -> Agenda:
         if self._agenda is None:

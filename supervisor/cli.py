@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import msgspec
@@ -93,6 +93,21 @@ def _parser() -> argparse.ArgumentParser:
     remind.add_argument("--at", required=True, help="when: ISO 8601 (UTC if no zone)")
     tasks = command("tasks", _tasks, "a soul's pending tasks, and lines of TASKS.md it can't read")
     tasks.add_argument("soul")
+    forget = command("forget", _forget, "delete events and everything derived from them")
+    forget.add_argument("soul")
+    which = forget.add_mutually_exclusive_group(required=True)
+    which.add_argument("--ref", help="the event with this ref")
+    which.add_argument("--match", help="events whose text contains this (any case)")
+    which.add_argument("--before", help="events before this time (ISO 8601)")
+    which.add_argument("--all", action="store_true", help="every event of the soul")
+    export = command("export", _export, "write a soul's events and derived state as JSON lines")
+    export.add_argument("soul")
+    export.add_argument("file", nargs="?", type=Path, help="default: standard output")
+    backup = command("backup", _backup, "a consistent copy of a soul's database, while it runs")
+    backup.add_argument("soul")
+    backup.add_argument("file", type=Path)
+    rebuild = command("rebuild", _rebuild, "recompute derived state and report differences")
+    rebuild.add_argument("soul")
     watch = command("watch", _watch, "print souls' outputs live (reflects, signals, wake-ups)")
     watch.add_argument("souls", nargs="*", metavar="SOUL")
     watch.add_argument("--kind", action="append", default=[], help="only this kind (repeatable)")
@@ -193,6 +208,7 @@ def _import(args: argparse.Namespace) -> int:
         lines = [
             f"stored {r['stored']}, dropped {r['dropped']}, duplicate {r['duplicate']}, "
             f"rejected {r['rejected']}"
+            + (f", skipped {r['skipped']} derived records" if r.get("skipped") else "")
         ]
         lines += [f"  line {x['line']}: {x['code']}: {x['message']}" for x in r["reasons"]]
         return "\n".join(lines)
@@ -311,6 +327,56 @@ def _tasks(args: argparse.Namespace) -> int:
     result = _call(args, "tasks", {"soul": args.soul})
     _print(args, result, _tasks_text)
     return 3 if result["errors"] else 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"soul": args.soul}
+    for key in ("ref", "match", "before"):
+        if getattr(args, key) is not None:
+            params[key] = getattr(args, key)
+    if args.all:
+        params["all"] = True
+    result = _call(args, "forget", params)
+
+    def human(r: dict[str, Any]) -> str:
+        return (
+            f"forgot {r['events']} events, {r['memories']} memories, {r['edges']} edges, "
+            f"{r['summaries']} summary versions; {r['markers']} markers recomputed"
+        )
+
+    return _print(args, result, human)
+
+
+def _export(args: argparse.Namespace) -> int:
+    async def go(out: TextIO) -> int:
+        count = 0
+        async with Client.connect(_socket_path(args)) as client:
+            cursor = None
+            while True:
+                page = await client.call("export", {"soul": args.soul, "cursor": cursor})
+                for record in page["records"]:
+                    out.write(msgspec.json.encode(record).decode() + "\n")
+                count += len(page["records"])
+                cursor = page["cursor"]
+                if cursor is None:
+                    return count
+
+    if args.file is None:
+        anyio.run(go, sys.stdout)
+        return 0
+    with open(args.file, "w", encoding="utf-8") as out:
+        count = anyio.run(go, out)
+    print(f"exported {count} records to {args.file}")
+    return 0
+
+
+def _backup(args: argparse.Namespace) -> int:
+    result = _call(args, "backup", {"soul": args.soul, "path": str(args.file.resolve())})
+    return _print(args, result, lambda r: f"backed up {r['bytes']} bytes to {r['path']}")
+
+
+def _rebuild(args: argparse.Namespace) -> int:
+    return _print(args, _call(args, "rebuild", {"soul": args.soul}), _key_values)
 
 
 def _watch(args: argparse.Namespace) -> int:

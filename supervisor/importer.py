@@ -1,6 +1,7 @@
 """``soupd import``: stream a JSON-lines file into a soul in bounded frames.
 
-Each line is one event object (the fields of ``event.push`` without ``soul``). Lines
+Each line is one event object (the fields of ``event.push`` without ``soul``), or a
+record of ``soupd export`` (its events are imported, its derived records skipped). Lines
 are grouped into ``event.import`` requests under the frame cap; each request is one or
 more transactions in the soul. A line that is not JSON is a rejection reported with
 its line number; it never stops the import.
@@ -23,10 +24,19 @@ __all__ = ["import_file"]
 _FRAME_BYTES = 512 * 1024
 _FRAME_EVENTS = 2000
 _MAX_REASONS = 100
+_EVENT_FIELDS = frozenset(
+    {"text", "kind", "channel", "sender", "group", "mentioned", "ref", "ts", "session"}
+)
 
 
 async def import_file(socket: Path, soul: str, file: Path, progress: bool) -> dict[str, Any]:
-    totals: dict[str, Any] = {"stored": 0, "dropped": 0, "duplicate": 0, "rejected": 0}
+    totals: dict[str, Any] = {
+        "stored": 0,
+        "dropped": 0,
+        "duplicate": 0,
+        "rejected": 0,
+        "skipped": 0,
+    }
     reasons: list[dict[str, Any]] = []
 
     def reject(line: int, code: str, message: str) -> None:
@@ -61,10 +71,19 @@ async def import_file(socket: Path, soul: str, file: Path, progress: bool) -> di
                 if not line:
                     continue
                 try:
-                    msgspec.json.decode(line)
+                    record = msgspec.json.decode(line)
                 except msgspec.DecodeError as exc:
                     reject(number, "bad_json", f"not valid JSON ({exc}); one event object a line")
                     continue
+                if isinstance(record, dict) and "type" in record:
+                    # A line of `soupd export`: events come back, derived state is
+                    # derived again rather than copied.
+                    if record["type"] != "event":
+                        totals["skipped"] += 1
+                        continue
+                    line = msgspec.json.encode(
+                        {k: v for k, v in record.items() if k in _EVENT_FIELDS}
+                    )
                 if len(line) > _FRAME_BYTES:
                     reject(number, "frame_too_large", f"line is over {_FRAME_BYTES} bytes")
                     continue

@@ -31,13 +31,17 @@ from supervisor.tree import Supervisor
 T0 = 1_780_000_000.0
 STATUS = {"version": "test", "souls": 2}
 ALL_METHODS = [
+    "backup",
     "confidence",
     "context",
     "daemon.status",
     "decay",
     "event.import",
     "event.push",
+    "export",
+    "forget",
     "homeostasis",
+    "rebuild",
     "recall",
     "reflect",
     "soul.list",

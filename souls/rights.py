@@ -1,0 +1,219 @@
+"""The user's rights over a soul's data: forget, export, backup, rebuild (DESIGN §3.12).
+
+* ``forget`` deletes events and everything derived from them — their memories (and
+  index rows, Hebbian edges, sources), every summary version that cites them — in one
+  transaction, then recomputes the somatic markers from the events that remain.
+* ``export`` pages through events and derived state as JSON-ready records; an export's
+  ``event`` records import back as events.
+* ``backup`` takes a consistent online copy with SQLite's backup API.
+* ``rebuild`` recomputes derived state from the events and reports what differed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import anyio
+import msgspec
+
+from souls.somatic import Markers, SomaticConfig, appraise
+from souls.store import Store
+from souls.tokenize import tokens
+
+__all__ = ["EXPORT_TABLES", "DataRights", "ForgetResult", "RebuildResult"]
+
+# (record type, table, columns, order) in export order; pages follow the primary key.
+EXPORT_TABLES: tuple[tuple[str, str, str, str], ...] = (
+    ("event", "events", "id, ref, kind, channel, sender, grp, mentioned, session, ts, recorded,"
+     " salience, text", "id"),
+    ("memory", "memories", "id, kind, event_id, text, salience, created, last_recalled,"
+     " recalls, hidden_at, surprise", "id"),
+    ("edge", "edges", "a, b, weight, updated", "a, b"),
+    ("marker", "markers", "topic, valence, weight, updated", "topic, valence"),
+    ("gap", "gaps", "id, topic, detail, created", "id"),
+    ("summary", "summaries", "id, layer, text, created, observations, reflector, reason", "id"),
+    ("task", "due", "key, due, text, line, fired_at", "key"),
+)  # fmt: skip
+_PAGE = 1000
+
+
+class ForgetResult(msgspec.Struct, frozen=True):
+    events: int
+    memories: int
+    edges: int
+    summaries: int
+    markers: int  # markers after recomputing them from the remaining events
+
+
+class RebuildResult(msgspec.Struct, frozen=True):
+    markers_before: int
+    markers_after: int
+    markers_changed: int
+    index_rows_missing: int
+    index_rows_extra: int
+
+
+class DataRights:
+    def __init__(self, store: Store, somatic: SomaticConfig) -> None:
+        self._store = store
+        self._somatic = somatic
+
+    async def matching_events(
+        self,
+        *,
+        ref: str | None = None,
+        match: str | None = None,
+        before: float | None = None,
+        everything: bool = False,
+    ) -> list[int]:
+        """Event ids a forget request names (exactly one criterion is given)."""
+        db = self._store.db
+        if everything:
+            rows = await db.execute_fetchall("SELECT id FROM events")
+        elif ref is not None:
+            rows = await db.execute_fetchall("SELECT id FROM events WHERE ref = ?", (ref,))
+        elif match is not None:
+            rows = await db.execute_fetchall(
+                "SELECT id FROM events WHERE instr(lower(text), lower(?)) > 0", (match,)
+            )
+        else:
+            assert before is not None
+            rows = await db.execute_fetchall("SELECT id FROM events WHERE ts < ?", (before,))
+        return [event_id for (event_id,) in rows]
+
+    async def forget(self, event_ids: Sequence[int], now: float) -> ForgetResult:
+        events = [(i,) for i in event_ids]
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as db:
+                memories = [
+                    (m,)
+                    for chunk in _chunks(event_ids)
+                    for (m,) in await db.execute_fetchall(
+                        f"SELECT id FROM memories WHERE event_id IN ({_marks(chunk)})", chunk
+                    )
+                ]
+                memory_ids = {m for (m,) in memories}
+                edges = 0
+                for (memory_id,) in memories:
+                    cursor = await db.execute(
+                        "DELETE FROM edges WHERE a = ? OR b = ?", (memory_id, memory_id)
+                    )
+                    edges += cursor.rowcount
+                await db.executemany("DELETE FROM memory_fts WHERE rowid = ?", memories)
+                await db.executemany("DELETE FROM memory_sources WHERE memory_id = ?", memories)
+                await db.executemany("DELETE FROM memory_sources WHERE event_id = ?", events)
+                await db.executemany("DELETE FROM memories WHERE id = ?", memories)
+                await db.executemany("DELETE FROM events WHERE id = ?", events)
+                summaries = await _drop_citing(db, memory_ids)
+                markers = await self._recompute_markers(db, now)
+        return ForgetResult(len(events), len(memories), edges, summaries, len(markers))
+
+    async def export_page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """Up to a page of records from ``cursor`` on, and the cursor of the next page
+        (None after the last). The cursor is ``<table index>:<rows of it done>``."""
+        kind_index, done = _parse_cursor(cursor)
+        records: list[dict[str, Any]] = []
+        while kind_index < len(EXPORT_TABLES) and len(records) < _PAGE:
+            kind, table, columns, order = EXPORT_TABLES[kind_index]
+            room = _PAGE - len(records)
+            rows = list(
+                await self._store.db.execute_fetchall(
+                    f"SELECT {columns} FROM {table} ORDER BY {order} LIMIT ? OFFSET ?",
+                    (room, done),
+                )
+            )
+            names = [c.strip() for c in columns.split(",")]
+            for values in rows:
+                record = dict(zip(names, values, strict=True))
+                if kind == "event":
+                    record["group"] = record.pop("grp")
+                    record["mentioned"] = bool(record["mentioned"])
+                records.append({"type": kind, **record})
+            done += len(rows)
+            if len(rows) < room:
+                kind_index, done = kind_index + 1, 0
+        finished = kind_index >= len(EXPORT_TABLES)
+        return records, None if finished else f"{kind_index}:{done}"
+
+    async def backup(self, target: Path) -> int:
+        """A consistent copy of the live database at ``target``; its size in bytes."""
+        temporary = target.with_name(f".{target.name}.partial")
+        async with aiosqlite.connect(temporary) as copy:
+            await self._store.db.backup(copy)
+        await anyio.Path(temporary).rename(target)
+        return (await anyio.Path(target).stat()).st_size
+
+    async def rebuild(self, now: float) -> RebuildResult:
+        """Recompute markers from the events; check the index against the memories."""
+        db = self._store.db
+        rows = await db.execute_fetchall("SELECT topic, valence, weight FROM markers")
+        before = {(topic, valence): weight for topic, valence, weight in rows}
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as write:
+                after = await self._recompute_markers(write, now)
+        changed = sum(
+            1
+            for key in before.keys() | after.keys()
+            if abs(before.get(key, 0.0) - after.get(key, 0.0)) > 1e-9
+        )
+        (counts,) = await db.execute_fetchall(
+            "SELECT (SELECT count(*) FROM memories WHERE hidden_at IS NULL"
+            "        AND id NOT IN (SELECT rowid FROM memory_fts)),"
+            "       (SELECT count(*) FROM memory_fts WHERE rowid NOT IN"
+            "        (SELECT id FROM memories WHERE hidden_at IS NULL))"
+        )
+        return RebuildResult(len(before), len(after), changed, counts[0], counts[1])
+
+    async def _recompute_markers(
+        self, db: aiosqlite.Connection, now: float
+    ) -> dict[tuple[str, str], float]:
+        """Markers are the appraisals of the stored events, added up (decay aside)."""
+        markers = Markers()
+        for text, salience in await db.execute_fetchall("SELECT text, salience FROM events"):
+            appraisal = appraise(text, salience, self._somatic, tokens(text))
+            if appraisal is not None:
+                markers.add(appraisal)
+        rows = markers.rows()
+        await db.execute("DELETE FROM markers")
+        await db.executemany(
+            "INSERT INTO markers (topic, valence, weight, updated) VALUES (?, ?, ?, ?)",
+            [(topic, valence, weight, now) for topic, valence, weight in rows],
+        )
+        return {(topic, valence): weight for topic, valence, weight in rows}
+
+
+async def _drop_citing(db: aiosqlite.Connection, memory_ids: set[int]) -> int:
+    """Delete every summary version that cites a forgotten memory."""
+    if not memory_ids:
+        return 0
+    doomed = [
+        (summary_id,)
+        for summary_id, text in await db.execute_fetchall("SELECT id, text FROM summaries")
+        if memory_ids & {int(n) for n in _CITED.findall(text)}
+    ]
+    await db.executemany("DELETE FROM summaries WHERE id = ?", doomed)
+    return len(doomed)
+
+
+_CITED = re.compile(r"\bm(\d+)\b")
+
+
+def _parse_cursor(cursor: str | None) -> tuple[int, int]:
+    if not cursor:
+        return 0, 0
+    kind, _, after = cursor.partition(":")
+    if not (kind.isdigit() and after.isdigit()):
+        raise ValueError(f"cursor {cursor!r} is not one this daemon handed out")
+    return int(kind), int(after)
+
+
+def _chunks(ids: Sequence[int]) -> list[list[int]]:
+    return [list(ids[i : i + 500]) for i in range(0, len(ids), 500)]
+
+
+def _marks(chunk: Sequence[int]) -> str:
+    return ",".join("?" * len(chunk))

@@ -1,0 +1,138 @@
+"""The user's rights, end to end: forget, export, import of an export, an online backup
+while the daemon runs, and rebuild."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from .harness import Daemon, Home, StartSoupd
+
+
+def seed(daemon: Daemon) -> None:
+    for ref, text, ts in [
+        ("a", "the deploy failed on friday", "2026-01-02T10:00:00Z"),
+        ("b", "lunch with ada at noon", "2026-03-01T12:00:00Z"),
+        ("c", "deploy ok after the fix", "2026-06-01T09:00:00Z"),
+        ("d", "the cat broke a vase, terrible", "2026-07-01T09:00:00Z"),
+    ]:
+        daemon.result("event.push", {"soul": "ada", "text": text, "ref": ref, "ts": ts})
+    daemon.result("recall", {"soul": "ada", "query": "deploy"})
+
+
+def texts(daemon: Daemon, query: str) -> list[str]:
+    return [i["text"] for i in daemon.result("recall", {"soul": "ada", "query": query})["items"]]
+
+
+def test_forget_by_ref_match_date_and_all(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    seed(daemon)
+    memory = soupd_home.soul_dir("ada") / "MEMORY.md"
+    assert "the deploy failed on friday" in memory.read_text()
+
+    by_ref = daemon.result("forget", {"soul": "ada", "ref": "a"})
+    assert (by_ref["events"], by_ref["memories"], by_ref["edges"]) == (1, 1, 1)
+    assert by_ref["summaries"] >= 1  # every version that cited it
+    assert texts(daemon, "deploy") == ["deploy ok after the fix"]
+    assert "the deploy failed on friday" not in memory.read_text()
+    stats = daemon.result("soul.stats", {"soul": "ada"})
+    assert stats["events"] == 3
+    # "failed" gave "deploy" a negative marker: recomputed without the forgotten event.
+    context = daemon.result("context", {"soul": "ada", "query": "deploy"})
+    assert "deploy: uneasy" not in context["text"]
+
+    by_match = daemon.result("forget", {"soul": "ada", "match": "LUNCH"})
+    assert by_match["events"] == 1
+    by_date = daemon.result("forget", {"soul": "ada", "before": "2026-06-15T00:00:00Z"})
+    assert by_date["events"] == 1  # "deploy ok" (June 1)
+    cli = soupd_home.cli("forget", "ada", "--all")
+    assert cli.returncode == 0, cli.stderr
+    assert "forgot 1 events" in cli.stdout
+    assert daemon.result("soul.stats", {"soul": "ada"})["events"] == 0
+    assert texts(daemon, "cat vase deploy lunch") == []
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"soul": "ada"},
+        {"soul": "ada", "ref": "a", "all": True},
+        {"soul": "ada", "match": "   "},
+        {"soul": "ada", "before": "whenever"},
+    ],
+)
+def test_forget_needs_exactly_one_clear_criterion(
+    soupd_home: Home, start_soupd: StartSoupd, params: dict[str, object]
+) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    seed(daemon)
+    reply = daemon.call("forget", params)
+    assert reply["error"]["code"] == "invalid_params"
+    assert daemon.result("soul.stats", {"soul": "ada"})["events"] == 4
+
+
+def test_export_then_import_round_trips(
+    soupd_home: Home, start_soupd: StartSoupd, tmp_path: Path
+) -> None:
+    soupd_home.add_soul("ada")
+    soupd_home.add_soul("copy")
+    daemon = start_soupd()
+    seed(daemon)
+    exported = tmp_path / "ada.jsonl"
+    result = soupd_home.cli("export", "ada", exported)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in exported.read_text().splitlines()]
+    kinds = {r["type"] for r in records}
+    assert {"event", "memory", "edge", "marker", "summary"} <= kinds
+    events = [r for r in records if r["type"] == "event"]
+    assert [e["ref"] for e in events] == ["a", "b", "c", "d"]
+
+    back = soupd_home.cli("--json", "import", "copy", exported)
+    assert back.returncode == 0, back.stderr
+    counts = json.loads(back.stdout)
+    assert (counts["stored"], counts["rejected"]) == (4, 0)
+    assert counts["skipped"] == len(records) - 4
+    copy = soupd_home.cli("export", "copy")
+    copied = [json.loads(line) for line in copy.stdout.splitlines()]
+    keep = ("ref", "kind", "text", "ts", "sender", "group", "mentioned", "session", "salience")
+    assert [{k: e[k] for k in keep} for e in copied if e["type"] == "event"] == [
+        {k: e[k] for k in keep} for e in events
+    ]
+    again = json.loads(soupd_home.cli("--json", "import", "copy", exported).stdout)
+    assert (again["stored"], again["duplicate"]) == (0, 4)  # refs keep it idempotent
+
+
+def test_backup_while_running(soupd_home: Home, start_soupd: StartSoupd, tmp_path: Path) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    seed(daemon)
+    target = tmp_path / "ada-backup.db"
+    result = soupd_home.cli("backup", "ada", target)
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(target) as copy:
+        assert copy.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert copy.execute("SELECT count(*) FROM events").fetchone() == (4,)
+    daemon.result("event.push", {"soul": "ada", "text": "after the backup"})
+    assert daemon.result("soul.stats", {"soul": "ada"})["events"] == 5
+    relative = daemon.call("backup", {"soul": "ada", "path": "relative.db"})
+    assert relative["error"]["code"] == "invalid_params"
+
+
+def test_rebuild_reports_differences(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    seed(daemon)
+    clean = daemon.result("rebuild", {"soul": "ada"})
+    assert clean["markers_changed"] == 0
+    assert (clean["index_rows_missing"], clean["index_rows_extra"]) == (0, 0)
+    with sqlite3.connect(soupd_home.soul_dir("ada") / "soul.db") as db:
+        db.execute("DELETE FROM markers")  # derived state gone astray
+    fixed = daemon.result("rebuild", {"soul": "ada"})
+    assert fixed["markers_before"] == 0
+    assert fixed["markers_after"] == clean["markers_after"] > 0
+    assert fixed["markers_changed"] == fixed["markers_after"]
