@@ -105,6 +105,13 @@ class BackupParams(SoulParams, frozen=True):
     path: str
 
 
+class LogsParams(_Params, frozen=True):
+    # Only this soul's lines (all lines when unset).
+    soul: str | None = None
+    # How many of the latest lines.
+    lines: int = 100
+
+
 class TaskAddParams(SoulParams, frozen=True):
     text: str
     # When: ISO 8601 (UTC when no zone) or Unix seconds.
@@ -126,9 +133,11 @@ class Methods:
         status: Callable[[], Any],
         *,
         fault_injection: bool = False,
+        logs: Callable[[str | None, int], list[str]] | None = None,
     ) -> None:
         self._registry = registry
         self._status = status
+        self._logs = logs
         self._table: dict[str, _Method] = {
             "event.push": _Method(PushParams, self._push),
             "event.import": _Method(ImportParams, self._import),
@@ -148,6 +157,7 @@ class Methods:
             "soul.list": _Method(NoParams, self._soul_list),
             "soul.stats": _Method(SoulParams, self._soul_stats),
             "daemon.status": _Method(NoParams, self._daemon_status),
+            "logs": _Method(LogsParams, self._recent_logs),
         }
         if fault_injection:
             self._table["debug.crash"] = _Method(CrashParams, self._crash)
@@ -306,6 +316,12 @@ class Methods:
                 ]
             }
         )
+
+    async def _recent_logs(self, params: LogsParams, reply: Reply) -> None:
+        if not 1 <= params.lines <= 10_000:
+            raise InvalidParams("logs: lines must be between 1 and 10000")
+        recent = self._logs(params.soul, params.lines) if self._logs is not None else []
+        reply.resolve({"lines": recent})
 
     async def _daemon_status(self, params: NoParams, reply: Reply) -> None:
         reply.resolve(self._status())

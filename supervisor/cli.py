@@ -108,6 +108,10 @@ def _parser() -> argparse.ArgumentParser:
     backup.add_argument("file", type=Path)
     rebuild = command("rebuild", _rebuild, "recompute derived state and report differences")
     rebuild.add_argument("soul")
+    logs = command("logs", _logs, "the daemon's latest log lines (all, or one soul's)")
+    logs.add_argument("soul", nargs="?")
+    logs.add_argument("-n", "--lines", type=int, default=100)
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
     watch = command("watch", _watch, "print souls' outputs live (reflects, signals, wake-ups)")
     watch.add_argument("souls", nargs="*", metavar="SOUL")
     watch.add_argument("--kind", action="append", default=[], help="only this kind (repeatable)")
@@ -131,6 +135,8 @@ def _start(args: argparse.Namespace) -> int:
     from supervisor.daemon import Daemon
     from supervisor.logs import configure_logging
 
+    # Souls' databases and brains are private to the daemon's user.
+    os.umask(0o077)
     locations = locate(os.environ, config=args.config, socket=args.socket)
     settings = load_settings(locations)
     configure_logging(settings.daemon.log.level, settings.daemon.log.format)
@@ -377,6 +383,25 @@ def _backup(args: argparse.Namespace) -> int:
 
 def _rebuild(args: argparse.Namespace) -> int:
     return _print(args, _call(args, "rebuild", {"soul": args.soul}), _key_values)
+
+
+def _logs(args: argparse.Namespace) -> int:
+    async def go() -> None:
+        async with Client.connect(_socket_path(args)) as client:
+            params: dict[str, Any] = {"lines": args.lines}
+            if args.soul:
+                params["soul"] = args.soul
+            for line in (await client.call("logs", params))["lines"]:
+                print(line, flush=True)
+            if not args.follow:
+                return
+            souls = [args.soul] if args.soul else []
+            async with client.subscribe(souls, ["log"]) as stream:
+                async for output in stream:
+                    print(output["payload"].get("line", output["payload"]), flush=True)
+
+    anyio.run(go)
+    return 0
 
 
 def _watch(args: argparse.Namespace) -> int:

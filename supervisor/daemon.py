@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 import signal
 import time
@@ -36,6 +37,7 @@ from souls.mailbox import Mailbox
 from souls.messages import Ping
 from supervisor.config import Settings, load_settings
 from supervisor.errors import ChildStartError, ConfigError, SoupdError
+from supervisor.logstream import LogStream
 from supervisor.outputs import Outputs
 from supervisor.paths import Locations, check_private_dir, check_socket_path
 from supervisor.registry import Registry, SoulHandle
@@ -64,6 +66,7 @@ class Daemon:
         self.registry = Registry()
         self.outputs = Outputs()
         self.scheduler = Scheduler(settings, self.registry)
+        self._logs: LogStream | None = None
         self.started_at = time.time()
         self._souls = Supervisor("souls", max_restarts=1_000_000, max_seconds=1.0)
         socket_config = settings.daemon.socket
@@ -82,6 +85,7 @@ class Daemon:
                 self.registry,
                 self.status,
                 fault_injection=settings.daemon.testing.fault_injection,
+                logs=self.recent_logs,
             ),
             self.outputs,
         )
@@ -108,6 +112,15 @@ class Daemon:
             max_restarts=supervision.max_restarts,
             max_seconds=supervision.max_seconds,
         )
+        self._logs = LogStream(self.outputs)
+        formats = [h.formatter for h in logging.getLogger().handlers if h.formatter]
+        self._logs.attach(formats[0] if formats else logging.Formatter())
+        try:
+            await self._run_tree(root)
+        finally:
+            self._logs.detach()
+
+    async def _run_tree(self, root: Supervisor) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._watch_signals, tg.cancel_scope)
             await tg.start(root.run)
@@ -286,6 +299,9 @@ class Daemon:
 
     async def _run_socket(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         await self.server.run(task_status=task_status)
+
+    def recent_logs(self, soul: str | None, limit: int) -> list[str]:
+        return self._logs.recent(soul, limit) if self._logs is not None else []
 
     def status(self) -> dict[str, Any]:
         handles = self.registry.handles()

@@ -41,6 +41,7 @@ ALL_METHODS = [
     "export",
     "forget",
     "homeostasis",
+    "logs",
     "rebuild",
     "recall",
     "reflect",

@@ -127,3 +127,24 @@ def test_log_lines_carry_a_priority_on_the_journal_stream() -> None:
     assert warning.startswith("<4>{")
     assert json.loads(warning[3:])["event"] == "disk.almost_full"
     assert info.startswith("<6>{")
+
+
+def test_logs_over_the_socket_and_private_files(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    soupd_home.add_soul("bob")
+    daemon = start_soupd()
+    daemon.result("event.push", {"soul": "ada", "text": "hello from ada"})
+    daemon.result("event.push", {"soul": "bob", "text": "hello from bob"})
+    mine = soupd_home.cli("logs", "ada", "-n", "50")
+    assert mine.returncode == 0, mine.stderr
+    lines = [json.loads(line) for line in mine.stdout.splitlines()]
+    assert lines
+    assert {line.get("soul") for line in lines} == {"ada"}
+    assert any(line["event"] == "soul.turn" for line in lines)
+    everything = [json.loads(x) for x in soupd_home.cli("logs").stdout.splitlines()]
+    assert {"ada", "bob"} <= {line.get("soul") for line in everything}
+    # Soul files are the daemon user's alone.
+    soul = soupd_home.soul_dir("ada")
+    assert soul.stat().st_mode & 0o077 == 0
+    assert (soul / "soul.db").stat().st_mode & 0o077 == 0
+    assert (soul / "MEMORY.md").stat().st_mode & 0o077 == 0
