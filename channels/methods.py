@@ -21,6 +21,9 @@ from souls.mailbox import CallbackReply, Reply
 from souls.messages import (
     AddTask,
     Backup,
+    CardAdd,
+    CardNote,
+    Cards,
     Confidence,
     Context,
     Crash,
@@ -105,6 +108,28 @@ class BackupParams(SoulParams, frozen=True):
     path: str
 
 
+class CardAddParams(SoulParams, frozen=True):
+    conclusions: list[str]
+    title: str = ""
+    questions: list[str] = []
+    tags: list[str] = []
+
+
+class CardSynthesizeParams(CardAddParams, frozen=True, kw_only=True):
+    # The cards this protein synthesises (at least two).
+    members: list[int]
+
+
+class CardNoteParams(SoulParams, frozen=True):
+    number: int
+    text: str
+
+
+class CardsParams(SoulParams, frozen=True):
+    # Also check that the cards/ folder and the database agree.
+    strict: bool = False
+
+
 class LogsParams(_Params, frozen=True):
     # Only this soul's lines (all lines when unset).
     soul: str | None = None
@@ -148,6 +173,10 @@ class Methods:
             "decay": _Method(DecayParams, self._decay),
             "homeostasis": _Method(SoulParams, self._homeostasis),
             "confidence": _Method(ConfidenceParams, self._confidence),
+            "card.add": _Method(CardAddParams, self._card_add),
+            "card.synthesize": _Method(CardSynthesizeParams, self._card_synthesize),
+            "card.note": _Method(CardNoteParams, self._card_note),
+            "cards": _Method(CardsParams, self._cards),
             "forget": _Method(ForgetParams, self._forget),
             "export": _Method(ExportParams, self._export),
             "backup": _Method(BackupParams, self._backup),
@@ -243,6 +272,24 @@ class Methods:
 
     async def _confidence(self, params: ConfidenceParams, reply: Reply) -> None:
         await self._tell(params.soul, Confidence(params.topic), reply)
+
+    async def _card_add(self, params: CardAddParams, reply: Reply) -> None:
+        message = CardAdd(params.conclusions, params.title, params.questions, params.tags)
+        await self._tell(params.soul, message, reply)
+
+    async def _card_synthesize(self, params: CardSynthesizeParams, reply: Reply) -> None:
+        if len(set(params.members)) < 2:
+            raise InvalidParams("card.synthesize needs at least two distinct member cards")
+        message = CardAdd(
+            params.conclusions, params.title, params.questions, params.tags, params.members
+        )
+        await self._tell(params.soul, message, reply)
+
+    async def _card_note(self, params: CardNoteParams, reply: Reply) -> None:
+        await self._tell(params.soul, CardNote(params.number, params.text), reply)
+
+    async def _cards(self, params: CardsParams, reply: Reply) -> None:
+        await self._tell(params.soul, Cards(params.strict), reply)
 
     async def _forget(self, params: ForgetParams, reply: Reply) -> None:
         given = [params.ref is not None, params.match is not None, params.before is not None]

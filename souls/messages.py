@@ -13,6 +13,9 @@ from souls.events import EventIn
 __all__ = [
     "AddTask",
     "Backup",
+    "CardAdd",
+    "CardNote",
+    "Cards",
     "Confidence",
     "Context",
     "Crash",
@@ -139,6 +142,30 @@ class Rebuild(msgspec.Struct, frozen=True, tag="rebuild"):
     """Recompute derived state from the events. Reply: ``RebuildResult``."""
 
 
+class CardAdd(msgspec.Struct, frozen=True, tag="card_add"):
+    """Crystallise a card by hand (a protein when ``members`` are given). Reply: ``Card``."""
+
+    conclusions: list[str]
+    title: str = ""
+    questions: list[str] = msgspec.field(default_factory=list)
+    tags: list[str] = msgspec.field(default_factory=list)
+    members: list[int] = msgspec.field(default_factory=list)
+
+
+class CardNote(msgspec.Struct, frozen=True, tag="card_note"):
+    """Append a note to a card. Reply: ``Card``."""
+
+    number: int
+    text: str
+
+
+class Cards(msgspec.Struct, frozen=True, tag="cards"):
+    """Every card; with ``strict``, where the folder and the database disagree.
+    Reply: ``{"cards": [...], "problems": [...]}``."""
+
+    strict: bool = False
+
+
 class Ping(msgspec.Struct, frozen=True, tag="ping"):
     """Are you handling mail? Reply: ``"pong"`` (the watchdog's health check)."""
 
@@ -168,4 +195,7 @@ Message = (
     | Export
     | Backup
     | Rebuild
+    | CardAdd
+    | CardNote
+    | Cards
 )

@@ -28,16 +28,24 @@ __all__ = ["EXPORT_TABLES", "DataRights", "ForgetResult", "RebuildResult"]
 
 # (record type, table, columns, order) in export order; pages follow the primary key.
 EXPORT_TABLES: tuple[tuple[str, str, str, str], ...] = (
-    ("event", "events", "id, ref, kind, channel, sender, grp, mentioned, session, ts, recorded,"
-     " salience, text", "id"),
-    ("memory", "memories", "id, kind, event_id, text, salience, created, last_recalled,"
-     " recalls, hidden_at, surprise", "id"),
+    (
+        "event",
+        "events",
+        "id, ref, kind, channel, sender, grp, mentioned, session, ts, recorded, salience, text",
+        "id",
+    ),
+    (
+        "memory",
+        "memories",
+        "id, kind, event_id, text, salience, created, last_recalled, recalls, hidden_at, surprise",
+        "id",
+    ),
     ("edge", "edges", "a, b, weight, updated", "a, b"),
     ("marker", "markers", "topic, valence, weight, updated", "topic, valence"),
     ("gap", "gaps", "id, topic, detail, created", "id"),
     ("summary", "summaries", "id, layer, text, created, observations, reflector, reason", "id"),
     ("task", "due", "key, due, text, line, fired_at", "key"),
-)  # fmt: skip
+)
 _PAGE = 1000
 
 
@@ -47,6 +55,7 @@ class ForgetResult(msgspec.Struct, frozen=True):
     edges: int
     summaries: int
     markers: int  # markers after recomputing them from the remaining events
+    card_lines: int = 0  # card lines redacted (cards keep their numbers)
 
 
 class RebuildResult(msgspec.Struct, frozen=True):
@@ -85,10 +94,13 @@ class DataRights:
             rows = await db.execute_fetchall("SELECT id FROM events WHERE ts < ?", (before,))
         return [event_id for (event_id,) in rows]
 
-    async def forget(self, event_ids: Sequence[int], now: float) -> ForgetResult:
+    async def forget(self, event_ids: Sequence[int], now: float) -> tuple[ForgetResult, list[int]]:
+        """Forget the events; also returns the numbers of the cards that were redacted
+        (their Markdown files need rewriting)."""
         events = [(i,) for i in event_ids]
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as db:
+                redacted, cards = await _redact_cards(db, event_ids, now)
                 memories = [
                     (m,)
                     for chunk in _chunks(event_ids)
@@ -110,7 +122,9 @@ class DataRights:
                 await db.executemany("DELETE FROM events WHERE id = ?", events)
                 summaries = await _drop_citing(db, memory_ids)
                 markers = await self._recompute_markers(db, now)
-        return ForgetResult(len(events), len(memories), edges, summaries, len(markers))
+        return ForgetResult(
+            len(events), len(memories), edges, summaries, len(markers), redacted
+        ), cards
 
     async def export_page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
         """Up to a page of records from ``cursor`` on, and the cursor of the next page
@@ -184,6 +198,63 @@ class DataRights:
             [(topic, valence, weight, now) for topic, valence, weight in rows],
         )
         return {(topic, valence): weight for topic, valence, weight in rows}
+
+
+_REDACTED = "[redacted: forgotten at the user's request]"
+
+
+async def _redact_cards(
+    db: aiosqlite.Connection, event_ids: Sequence[int], now: float
+) -> tuple[int, list[int]]:
+    """Redact the card lines that repeat a forgotten event, note it on the card, and
+    drop the cards' links to those events. Cards keep their numbers (never reused)."""
+    texts: list[str] = []
+    cards: set[int] = set()
+    for chunk in _chunks(event_ids):
+        marks = _marks(chunk)
+        texts += [
+            t.casefold()
+            for (t,) in await db.execute_fetchall(
+                f"SELECT text FROM events WHERE id IN ({marks})", chunk
+            )
+        ]
+        cards |= {
+            c
+            for (c,) in await db.execute_fetchall(
+                f"SELECT card FROM card_sources WHERE event_id IN ({marks})", chunk
+            )
+        }
+        await db.execute(f"DELETE FROM card_sources WHERE event_id IN ({marks})", chunk)
+    redacted = 0
+    for card in sorted(cards):
+        lines = await db.execute_fetchall(
+            "SELECT position, text FROM card_lines WHERE card = ? AND kind != 'note'", (card,)
+        )
+        doomed = [
+            (position,)
+            for position, text in lines
+            if any(
+                text.casefold() in forgotten or forgotten in text.casefold() for forgotten in texts
+            )
+        ]
+        await db.executemany(
+            "UPDATE card_lines SET text = ? WHERE card = ? AND position = ?",
+            [(_REDACTED, card, position) for (position,) in doomed],
+        )
+        (title,) = await db.execute_fetchall("SELECT title FROM cards WHERE number = ?", (card,))
+        if any(title[0].casefold() in f or f in title[0].casefold() for f in texts):
+            await db.execute("UPDATE cards SET title = ? WHERE number = ?", (_REDACTED, card))
+        if doomed:
+            redacted += len(doomed)
+            (last,) = await db.execute_fetchall(
+                "SELECT max(position) FROM card_lines WHERE card = ?", (card,)
+            )
+            await db.execute(
+                "INSERT INTO card_lines (card, position, kind, text, created)"
+                " VALUES (?, ?, 'note', ?, ?)",
+                (card, last[0] + 1, f"{len(doomed)} line(s) redacted after forget", now),
+            )
+    return redacted, sorted(cards)
 
 
 async def _drop_citing(db: aiosqlite.Connection, memory_ids: set[int]) -> int:

@@ -131,4 +131,39 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) STRICT, WITHOUT ROWID;
         """,
     ),
+    (
+        "0004_cards",
+        """
+        -- Conclusion cards. AUTOINCREMENT: a number is never handed out twice, even
+        -- after the newest card went away.
+        CREATE TABLE cards (
+            number           INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind             TEXT NOT NULL,      -- card | protein
+            title            TEXT NOT NULL,
+            source           TEXT NOT NULL,      -- reflect | manual | synthesis
+            created          REAL NOT NULL,
+            last_touched     REAL NOT NULL,
+            strong_approvals INTEGER NOT NULL DEFAULT 0
+        );
+        -- Lines are only ever added: conclusions, questions, tags, then notes.
+        CREATE TABLE card_lines (
+            card     INTEGER NOT NULL REFERENCES cards (number),
+            position INTEGER NOT NULL,
+            kind     TEXT NOT NULL,              -- conclusion | question | tag | note
+            text     TEXT NOT NULL,
+            created  REAL NOT NULL,
+            PRIMARY KEY (card, position)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE card_members (
+            protein INTEGER NOT NULL REFERENCES cards (number),
+            member  INTEGER NOT NULL REFERENCES cards (number),
+            PRIMARY KEY (protein, member)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE card_sources (
+            card     INTEGER NOT NULL REFERENCES cards (number),
+            event_id INTEGER NOT NULL,
+            PRIMARY KEY (card, event_id)
+        ) STRICT, WITHOUT ROWID;
+        """,
+    ),
 )

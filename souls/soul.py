@@ -36,6 +36,7 @@ import structlog
 
 from souls.agenda import Agenda
 from souls.brain import Brain
+from souls.cards import Card, CardStore, cited, crystallise
 from souls.changes import Changes
 from souls.clock import Clock
 from souls.config import SoulConfig
@@ -46,6 +47,9 @@ from souls.mailbox import Envelope, Mailbox
 from souls.messages import (
     AddTask,
     Backup,
+    CardAdd,
+    CardNote,
+    Cards,
     Confidence,
     Context,
     Crash,
@@ -118,6 +122,7 @@ class Soul:
         self._store: Store | None = None
         self._mind: Mind | None = None
         self._agenda: Agenda | None = None
+        self._cards: CardStore | None = None
         # Derived-state changes of the turn in progress, committed once per turn.
         self._changes = Changes()
         # What the turn is handling right now: what a crash is blamed on.
@@ -136,6 +141,7 @@ class Soul:
         self._store = store
         mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
         self._agenda = Agenda(store, self._brain)
+        self._cards = CardStore(store, self._brain.root / "cards")
         batch: list[Envelope[Message]] = []
         try:
             await self._brain.ensure()
@@ -167,7 +173,7 @@ class Soul:
             mailbox.redeliver(e for e in batch if not e.done)
             raise
         finally:
-            self._store = self._mind = self._agenda = None
+            self._store = self._mind = self._agenda = self._cards = None
             with anyio.CancelScope(shield=True):
                 await mind.aclose()
                 await store.close()
@@ -317,10 +323,14 @@ class Soul:
             await self._committed(changes)
 
     async def _reflect(self, reason: str) -> ReflectResult:
-        """Reflect and commit its result (raises SoulUnavailable when it cannot)."""
+        """Reflect and commit its result, then crystallise the new summary into a card
+        (raises SoulUnavailable when it cannot)."""
         try:
-            result = await self._require_mind().reflect(reason, self._changes)
+            mind = self._require_mind()
+            result = await mind.reflect(reason, self._changes)
             await self._commit_changes()
+            if result.changed:
+                await self._crystallise(mind.summary.text)
         except (OSError, SoupdError) as error:
             self._log.error("soul.reflect_failed", reason=reason, error=str(error))
             raise SoulUnavailable(
@@ -391,6 +401,17 @@ class Soul:
                     target = Path(path)
                     size = await self._rights().backup(target)
                     result = {"path": str(target), "bytes": size}
+                case CardAdd() as add:
+                    result = await self._add_card(add)
+                case CardNote(number=number, text=text):
+                    try:
+                        result = await self._require_cards().note(number, text, self._clock.now())
+                    except ValueError as exc:
+                        raise InvalidParams(f"cannot add that note: {exc}") from None
+                case Cards(strict=strict):
+                    cards = self._require_cards()
+                    problems = await cards.check() if strict else []
+                    result = {"cards": await cards.all(), "problems": problems}
                 case Rebuild():
                     await self._commit_changes()
                     result = await self._rights().rebuild(self._clock.now())
@@ -539,6 +560,39 @@ class Soul:
             **await self._require_mind().table_counts(),
         )
 
+    async def _crystallise(self, summary: str) -> None:
+        conclusions, questions, tags = crystallise(summary)
+        if conclusions:
+            card = await self._require_cards().add(
+                title="",
+                conclusions=conclusions,
+                questions=questions,
+                tags=tags,
+                source="reflect",
+                memories=cited(summary),
+                now=self._clock.now(),
+            )
+            self._emit("card", {"number": card.number, "title": card.title})
+
+    async def _add_card(self, add: CardAdd) -> Card:
+        try:
+            return await self._require_cards().add(
+                title=add.title,
+                conclusions=add.conclusions,
+                questions=add.questions,
+                tags=add.tags,
+                source="synthesis" if add.members else "manual",
+                members=add.members,
+                now=self._clock.now(),
+            )
+        except ValueError as exc:
+            raise InvalidParams(f"cannot add that card: {exc}") from None
+
+    def _require_cards(self) -> CardStore:
+        if self._cards is None:
+            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
+        return self._cards
+
     def _rights(self) -> DataRights:
         return DataRights(self._require_store(), self.config.somatic)
 
@@ -550,7 +604,8 @@ class Soul:
         ids = await rights.matching_events(
             ref=ref, match=match, before=before, everything=everything
         )
-        result = await rights.forget(ids, self._clock.now())
+        result, redacted = await rights.forget(ids, self._clock.now())
+        await self._require_cards().rewrite(redacted)
         # Summaries, markers and the index changed under the mind: rebuild it.
         mind = self._require_mind()
         mind.forget_caches()

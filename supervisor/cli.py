@@ -108,6 +108,11 @@ def _parser() -> argparse.ArgumentParser:
     backup.add_argument("file", type=Path)
     rebuild = command("rebuild", _rebuild, "recompute derived state and report differences")
     rebuild.add_argument("soul")
+    cards = command("cards", _cards, "a soul's conclusion cards")
+    cards.add_argument("soul")
+    cards.add_argument(
+        "--strict", action="store_true", help="check that cards/ and the database agree"
+    )
     logs = command("logs", _logs, "the daemon's latest log lines (all, or one soul's)")
     logs.add_argument("soul", nargs="?")
     logs.add_argument("-n", "--lines", type=int, default=100)
@@ -383,6 +388,22 @@ def _backup(args: argparse.Namespace) -> int:
 
 def _rebuild(args: argparse.Namespace) -> int:
     return _print(args, _call(args, "rebuild", {"soul": args.soul}), _key_values)
+
+
+def _cards(args: argparse.Namespace) -> int:
+    result = _call(args, "cards", {"soul": args.soul, "strict": args.strict})
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [
+            f"{c['number']:04d} {c['kind']:<7} {len(c['conclusions'])} conclusions, "
+            f"{len(c['questions'])} open questions  {c['title']}"
+            for c in r["cards"]
+        ] or ["(no cards yet)"]
+        lines += [f"problem: {p}" for p in r["problems"]]
+        return "\n".join(lines)
+
+    _print(args, result, human)
+    return 3 if result["problems"] else 0
 
 
 def _logs(args: argparse.Namespace) -> int:

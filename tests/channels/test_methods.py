@@ -32,6 +32,10 @@ T0 = 1_780_000_000.0
 STATUS = {"version": "test", "souls": 2}
 ALL_METHODS = [
     "backup",
+    "card.add",
+    "card.note",
+    "card.synthesize",
+    "cards",
     "confidence",
     "context",
     "daemon.status",

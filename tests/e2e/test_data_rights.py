@@ -136,3 +136,23 @@ def test_rebuild_reports_differences(soupd_home: Home, start_soupd: StartSoupd) 
     assert fixed["markers_before"] == 0
     assert fixed["markers_after"] == clean["markers_after"] > 0
     assert fixed["markers_changed"] == fixed["markers_after"]
+
+
+def test_forget_redacts_the_card_lines_that_repeat_an_event(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    daemon.result("event.push", {"soul": "ada", "text": "my pin is stored in the blue box"})
+    (card,) = daemon.result("cards", {"soul": "ada"})["cards"]
+    assert card["conclusions"] == ["my pin is stored in the blue box"]
+
+    result = daemon.result("forget", {"soul": "ada", "match": "blue box"})
+    assert result["card_lines"] == 1
+    (after,) = daemon.result("cards", {"soul": "ada", "strict": True})["cards"]
+    assert after["number"] == card["number"]  # the number stays spent
+    assert "blue box" not in " ".join(after["conclusions"])
+    assert after["notes"] == ["1 line(s) redacted after forget"]
+    markdown = (soupd_home.soul_dir("ada") / "cards" / f"{card['number']:04d}.md").read_text()
+    assert "blue box" not in markdown
+    assert daemon.result("cards", {"soul": "ada", "strict": True})["problems"] == []
