@@ -163,6 +163,8 @@ class Methods:
         self._registry = registry
         self._status = status
         self._logs = logs
+        # Events handed to souls so far (pushed or imported): the STATUS rate.
+        self.events_received = 0
         self._table: dict[str, _Method] = {
             "event.push": _Method(PushParams, self._push),
             "event.import": _Method(ImportParams, self._import),
@@ -218,6 +220,7 @@ class Methods:
 
     async def _push(self, params: PushParams, reply: Reply) -> None:
         await self._tell(params.soul, ObserveMessage(params), reply)
+        self.events_received += 1
 
     async def _import(self, params: ImportParams, reply: Reply) -> None:
         # Each event is decoded on its own so that one bad event is a counted
@@ -245,6 +248,7 @@ class Methods:
             reply.resolve(value)
 
         await self._tell(params.soul, Import(events), CallbackReply(merge))
+        self.events_received += len(events)
 
     async def _recall(self, params: RecallParams, reply: Reply) -> None:
         await self._tell(params.soul, Recall(params.query, params.k), reply)

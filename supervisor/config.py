@@ -150,6 +150,15 @@ class ReloadConfig(_Section, frozen=True):
             raise ValueError("poll_seconds must be > 0")
 
 
+class NotifyConfig(_Section, frozen=True):
+    # Under systemd (Type=notify): how often STATUS= is sent (souls, events/s, failures).
+    status_seconds: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.status_seconds <= 0:
+            raise ValueError("status_seconds must be > 0")
+
+
 class TestingConfig(_Section, frozen=True):
     # Enables the debug.crash method, which makes a soul raise (to test supervision).
     fault_injection: bool = False
@@ -162,6 +171,7 @@ class DaemonConfig(_Section, frozen=True):
     supervision: SupervisionConfig = msgspec.field(default_factory=SupervisionConfig)
     schedule: ScheduleConfig = msgspec.field(default_factory=ScheduleConfig)
     reload: ReloadConfig = msgspec.field(default_factory=ReloadConfig)
+    notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
     testing: TestingConfig = msgspec.field(default_factory=TestingConfig)
 
 

@@ -48,7 +48,6 @@ from supervisor.tree import ChildSpec, Supervisor
 __all__ = ["Daemon"]
 
 VERSION = "0.1.0"
-_STATUS_EVERY = 10.0
 _log = structlog.get_logger("soupd.daemon")
 
 
@@ -121,22 +120,28 @@ class Daemon:
             self._logs.detach()
 
     async def _run_tree(self, root: Supervisor) -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._watch_signals, tg.cancel_scope)
-            await tg.start(root.run)
-            if self.settings.daemon.reload.watch:
-                tg.start_soon(self._watch_config)
-            _log.info(
-                "daemon.ready",
-                souls=len(self.settings.souls),
-                socket=str(self.settings.socket),
-                pid=os.getpid(),
-            )
-            self.notifier.ready(self._status_line())
-            tg.start_soon(self._report_status)
-            interval = watchdog_interval()
-            if interval is not None:
-                tg.start_soon(self._watchdog, interval)
+        # The signal watcher lives outside the tree's scope: while the tree stops
+        # gracefully it still listens, so a second signal can force the exit.
+        tree = anyio.CancelScope()
+        async with anyio.create_task_group() as outer:
+            outer.start_soon(self._watch_signals, tree)
+            with tree:
+                async with anyio.create_task_group() as tg:
+                    await tg.start(root.run)
+                    if self.settings.daemon.reload.watch:
+                        tg.start_soon(self._watch_config)
+                    _log.info(
+                        "daemon.ready",
+                        souls=len(self.settings.souls),
+                        socket=str(self.settings.socket),
+                        pid=os.getpid(),
+                    )
+                    self.notifier.ready(self._status_line())
+                    tg.start_soon(self._report_status)
+                    interval = watchdog_interval()
+                    if interval is not None:
+                        tg.start_soon(self._watchdog, interval)
+            outer.cancel_scope.cancel()
         _log.info("daemon.stopped")
 
     def _status_line(self) -> str:
@@ -148,14 +153,16 @@ class Daemon:
         return line
 
     async def _report_status(self) -> None:
-        """STATUS= for systemctl status: souls, requests per second, last failure."""
-        before = self.server.stats.requests
+        """STATUS= for systemctl status: souls, events per second, last failure."""
+        methods = self.server.methods
+        before = methods.events_received
+        every = self.settings.daemon.notify.status_seconds
         while True:
-            await anyio.sleep(_STATUS_EVERY)
-            now = self.server.stats.requests
-            rate = (now - before) / _STATUS_EVERY
+            await anyio.sleep(every)
+            now = methods.events_received
+            rate = (now - before) / every
             before = now
-            self.notifier.status(f"{self._status_line()}; {rate:.0f} requests/s")
+            self.notifier.status(f"{self._status_line()}; {rate:.0f} events/s")
 
     async def _watchdog(self, interval: float) -> None:
         """WATCHDOG=1 while every running soul still answers its mail; a soul stuck

@@ -9,11 +9,12 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .harness import SOUPD, Connection, Home, StartSoupd, request_frame
+from .harness import SOUPD, Connection, Daemon, Home, StartSoupd, request_frame
 
 
 @contextmanager
@@ -148,3 +149,67 @@ def test_logs_over_the_socket_and_private_files(soupd_home: Home, start_soupd: S
     assert soul.stat().st_mode & 0o077 == 0
     assert (soul / "soul.db").stat().st_mode & 0o077 == 0
     assert (soul / "MEMORY.md").stat().st_mode & 0o077 == 0
+
+
+def test_status_reports_events_per_second(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.write_config("[notify]\nstatus_seconds = 0.2\n")
+    soupd_home.add_soul("ada")
+    with notify_socket(soupd_home.runtime) as systemd:
+        soupd_home.extra_env["NOTIFY_SOCKET"] = str(soupd_home.runtime / "notify.sock")
+        daemon = start_soupd()
+        messages_until(systemd, "READY=1")
+        for n in range(5):
+            daemon.result("event.push", {"soul": "ada", "text": f"note {n}"})
+        seen = messages_until(systemd, "events/s")
+        while not any("events/s" in m and " 0 events/s" not in m for m in seen):
+            seen.append(systemd.recv(4096).decode())
+    assert any(m.startswith("STATUS=1 souls running; ") for m in seen)
+
+
+def test_logs_follow_prints_new_lines(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    follower = subprocess.Popen(
+        [str(SOUPD), "logs", "ada", "-n", "1", "-f"],
+        env=soupd_home.env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert follower.stdout is not None
+        follower.stdout.readline()  # the one recent line (start-up)
+        daemon.result("event.push", {"soul": "ada", "text": "something new"})
+        line = json.loads(follower.stdout.readline())
+    finally:
+        follower.terminate()
+        follower.wait(10)
+        if follower.stdout is not None:
+            follower.stdout.close()
+    assert line["soul"] == "ada"
+
+
+def test_a_second_signal_forces_the_exit(soupd_home: Home, tmp_path: Path) -> None:
+    """A soul stuck in a call (here: an LLM that never answers) holds the graceful stop;
+    a second SIGTERM ends the daemon at once, non-zero."""
+    silent = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()
+    port = silent.getsockname()[1]
+    soupd_home.add_soul(
+        "ada", f'[llm]\nbase_url = "http://127.0.0.1:{port}/v1"\nmodel = "m"\ntimeout = 60.0\n'
+    )
+    daemon = Daemon.start(soupd_home)
+    try:
+        with daemon.connect() as conn:
+            conn.send(request_frame(1, "event.push", {"soul": "ada", "text": "think about it"}))
+            accepted, _ = silent.accept()  # the soul is now waiting on the model
+            daemon.send_signal(signal.SIGTERM)
+            time.sleep(0.5)
+            assert daemon.proc.poll() is None  # still draining, politely
+            daemon.send_signal(signal.SIGTERM)
+            assert daemon.proc.wait(10) == 1
+            accepted.close()
+    finally:
+        silent.close()
+        if daemon.proc.poll() is None:
+            daemon.proc.kill()
