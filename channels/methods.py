@@ -32,6 +32,8 @@ from souls.messages import (
     Forget,
     Homeostasis,
     Import,
+    Ledger,
+    Lightning,
     Message,
     Rebuild,
     Recall,
@@ -130,6 +132,19 @@ class CardsParams(SoulParams, frozen=True):
     strict: bool = False
 
 
+class LightningParams(SoulParams, frozen=True):
+    topic: str = ""
+    # Reproduce an earlier draw: its seed (recorded in the ledger).
+    seed: int | None = None
+    n: int | None = None
+    # Cards to leave out: exact path, path prefix, or a unique substring.
+    exclude: list[str] = []
+
+
+class LedgerParams(SoulParams, frozen=True):
+    limit: int = 50
+
+
 class LogsParams(_Params, frozen=True):
     # Only this soul's lines (all lines when unset).
     soul: str | None = None
@@ -179,6 +194,8 @@ class Methods:
             "card.synthesize": _Method(CardSynthesizeParams, self._card_synthesize),
             "card.note": _Method(CardNoteParams, self._card_note),
             "cards": _Method(CardsParams, self._cards),
+            "lightning": _Method(LightningParams, self._lightning),
+            "ledger": _Method(LedgerParams, self._ledger),
             "forget": _Method(ForgetParams, self._forget),
             "export": _Method(ExportParams, self._export),
             "backup": _Method(BackupParams, self._backup),
@@ -294,6 +311,15 @@ class Methods:
 
     async def _cards(self, params: CardsParams, reply: Reply) -> None:
         await self._tell(params.soul, Cards(params.strict), reply)
+
+    async def _lightning(self, params: LightningParams, reply: Reply) -> None:
+        message = Lightning(params.topic, params.seed, params.n, params.exclude)
+        await self._tell(params.soul, message, reply)
+
+    async def _ledger(self, params: LedgerParams, reply: Reply) -> None:
+        if not 1 <= params.limit <= 10_000:
+            raise InvalidParams("ledger: limit must be between 1 and 10000")
+        await self._tell(params.soul, Ledger(params.limit), reply)
 
     async def _forget(self, params: ForgetParams, reply: Reply) -> None:
         given = [params.ref is not None, params.match is not None, params.before is not None]

@@ -13,9 +13,11 @@ import msgspec
 from souls.attention import AttentionConfig
 from souls.context import ContextConfig
 from souls.decay import DecayConfig
+from souls.gate import GateConfig
 from souls.hebbian import HebbianConfig
 from souls.homeostasis import HomeostasisConfig
 from souls.hygiene import HygieneConfig
+from souls.lightning import LightningConfig
 from souls.llm import LLMConfig
 from souls.metacognition import MetacognitionConfig
 from souls.recall import RecallConfig
@@ -94,3 +96,5 @@ class SoulConfig(_Section, frozen=True):
     metacognition: MetacognitionConfig = msgspec.field(default_factory=MetacognitionConfig)
     llm: LLMConfig = msgspec.field(default_factory=LLMConfig)
     schedule: ScheduleOverrides = msgspec.field(default_factory=ScheduleOverrides)
+    lightning: LightningConfig = msgspec.field(default_factory=LightningConfig)
+    gate: GateConfig = msgspec.field(default_factory=GateConfig)

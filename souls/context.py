@@ -33,6 +33,8 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     signal_chars: int = 400
     # Character budget of the recalled memories.
     recalled_chars: int = 4000
+    # Character budget of a spark (a collision that passed the gate).
+    spark_chars: int = 1200
     # Character budget of the whole block; later sections give way first.
     total_chars: int = 16000
     # How many memories a context with a query recalls.
@@ -47,6 +49,7 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
             self.gaps_chars,
             self.signal_chars,
             self.recalled_chars,
+            self.spark_chars,
         )
         if min(budgets) < 0 or self.total_chars < 0 or self.recall_k < 1:
             raise ValueError("budgets must be >= 0 and recall_k >= 1")
@@ -62,6 +65,7 @@ _HEADERS = {
     "gut_feelings": "GUT FEELINGS",
     "known_gaps": "KNOWN GAPS",
     "internal_signal": "INTERNAL SIGNAL",
+    "spark": "SPARK",
 }
 
 
@@ -75,6 +79,7 @@ def assemble(
     gut_feelings: str = "",
     known_gaps: str = "",
     internal_signal: str = "",
+    spark: str = "",
 ) -> ContextResult:
     """Build the context block from its parts (pure)."""
     sections: list[Section] = []
@@ -94,6 +99,10 @@ def assemble(
     recalled_section = _recalled_section(recalled, min(config.recalled_chars, remaining))
     if recalled_section is not None:
         sections.append(recalled_section)
+        remaining -= recalled_section.chars
+    spark_section = _text_section("spark", spark.strip(), min(config.spark_chars, remaining))
+    if spark_section is not None:
+        sections.append(spark_section)
     text = "".join(s.text for s in sections)
     prefix = "".join(s.text for s in sections if s.name in STABLE)
     return ContextResult(

@@ -25,6 +25,8 @@ __all__ = [
     "Homeostasis",
     "Import",
     "LastRuns",
+    "Ledger",
+    "Lightning",
     "Message",
     "Observe",
     "Ping",
@@ -166,6 +168,21 @@ class Cards(msgspec.Struct, frozen=True, tag="cards"):
     strict: bool = False
 
 
+class Lightning(msgspec.Struct, frozen=True, tag="lightning"):
+    """Draw cards, judge the collision with ``topic``, record it. Reply: ``Collision``."""
+
+    topic: str = ""
+    seed: int | None = None
+    n: int | None = None
+    exclude: list[str] = msgspec.field(default_factory=list)
+
+
+class Ledger(msgspec.Struct, frozen=True, tag="ledger"):
+    """The latest draws. Reply: ``{"draws": [...], "silence_rate"}``."""
+
+    limit: int = 50
+
+
 class Ping(msgspec.Struct, frozen=True, tag="ping"):
     """Are you handling mail? Reply: ``"pong"`` (the watchdog's health check)."""
 
@@ -198,4 +215,6 @@ Message = (
     | CardAdd
     | CardNote
     | Cards
+    | Lightning
+    | Ledger
 )

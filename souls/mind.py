@@ -46,6 +46,7 @@ __all__ = ["Emit", "Mind"]
 Emit = Callable[[str, dict[str, Any]], None]
 DAY = 86_400.0
 _SIGNAL = "signal.pending"
+_SPARK = "spark.pending"
 _RECENT_EVENTS = 5
 
 
@@ -76,6 +77,7 @@ class Mind:
         self.clock = ReflectClock()
         self.markers = Markers()
         self.signal = ""
+        self.spark = ""
         self.last_surprise: float | None = None
         # The indexed documents of the latest events: what "the turn touches" besides
         # the query, for GUT FEELINGS.
@@ -104,6 +106,7 @@ class Mind:
         state = await self._inner.state()
         self.clock = ReflectClock.from_state(state)
         self.signal = state.get(_SIGNAL, "")
+        self.spark = state.get(_SPARK, "")
         self.markers = Markers.from_rows(await self._inner.markers())
 
     async def aclose(self) -> None:
@@ -301,6 +304,17 @@ class Mind:
             changes.state[_SIGNAL] = signal.sentence
             self._emit("internal_signal", {"signal": signal.sentence, "distance": signal.distance})
         return HomeostasisResult(signal.distance, drives, signal.sentence)
+
+    def hold_spark(self, spark: str, changes: Changes) -> None:
+        """A collision passed the gate: it shows in the next context, once."""
+        self.spark = spark
+        changes.state[_SPARK] = spark
+
+    def take_spark(self, changes: Changes) -> str:
+        spark, self.spark = self.spark, ""
+        if spark:
+            changes.state[_SPARK] = ""
+        return spark
 
     def take_signal(self, changes: Changes) -> str:
         """The pending internal signal, shown once: it is cleared as it is taken."""

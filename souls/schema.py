@@ -166,4 +166,21 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) STRICT, WITHOUT ROWID;
         """,
     ),
+    (
+        "0005_ledger",
+        """
+        -- Every lightning draw, silenced ones included: seed, cards, topic, verdicts.
+        CREATE TABLE draws (
+            id        INTEGER PRIMARY KEY,
+            seed      INTEGER NOT NULL,
+            topic     TEXT NOT NULL,
+            cards     TEXT NOT NULL,      -- JSON list of card numbers, wildcard last
+            wildcard  INTEGER NOT NULL,
+            presented INTEGER NOT NULL,   -- 1 when the gate let it through
+            criterion TEXT,               -- the increment it passed on, if any
+            verdicts  TEXT NOT NULL,      -- JSON: every criterion with its reason
+            created   REAL NOT NULL
+        ) STRICT;
+        """,
+    ),
 )

@@ -39,6 +39,7 @@ from souls.brain import Brain
 from souls.cards import Card, CardStore, cited, crystallise
 from souls.changes import Changes
 from souls.clock import Clock
+from souls.collision import Collider, Collision
 from souls.config import SoulConfig
 from souls.context import assemble
 from souls.events import EventIn
@@ -59,6 +60,8 @@ from souls.messages import (
     Homeostasis,
     Import,
     LastRuns,
+    Ledger,
+    Lightning,
     Message,
     Observe,
     Ping,
@@ -412,6 +415,14 @@ class Soul:
                     cards = self._require_cards()
                     problems = await cards.check() if strict else []
                     result = {"cards": await cards.all(), "problems": problems}
+                case Lightning() as lightning:
+                    result = await self._lightning(lightning)
+                case Ledger(limit=limit):
+                    collider = self._require_collider()
+                    result = {
+                        "draws": await collider.ledger(limit),
+                        "silence_rate": await collider.silence_rate(),
+                    }
                 case Rebuild():
                     await self._commit_changes()
                     result = await self._rights().rebuild(self._clock.now())
@@ -489,6 +500,7 @@ class Soul:
             gut_feelings=mind.gut_feelings(query),
             known_gaps=await mind.known_gaps(),
             internal_signal=mind.take_signal(self._changes),
+            spark=mind.take_spark(self._changes),
             recalled=recalled,
         )
         self._log.info(
@@ -587,6 +599,39 @@ class Soul:
             )
         except ValueError as exc:
             raise InvalidParams(f"cannot add that card: {exc}") from None
+
+    async def _lightning(self, request: Lightning) -> Collision:
+        collision = await self._require_collider().collide(
+            request.topic,
+            self._clock.now(),
+            self.config.lightning,
+            self.config.gate,
+            seed=request.seed,
+            n=request.n,
+            exclude=request.exclude,
+        )
+        self._log.info(
+            "soul.lightning",
+            draw=collision.draw,
+            seed=collision.seed,
+            cards=collision.cards,
+            presented=collision.presented,
+            criterion=collision.criterion,
+        )
+        if collision.presented:
+            self._require_mind().hold_spark(collision.spark, self._changes)
+            self._emit(
+                "spark",
+                {
+                    "draw": collision.draw,
+                    "cards": collision.cards,
+                    "criterion": collision.criterion,
+                },
+            )
+        return collision
+
+    def _require_collider(self) -> Collider:
+        return Collider(self.name, self._require_store(), self._require_cards())
 
     def _require_cards(self) -> CardStore:
         if self._cards is None:

@@ -113,6 +113,15 @@ def _parser() -> argparse.ArgumentParser:
     cards.add_argument(
         "--strict", action="store_true", help="check that cards/ and the database agree"
     )
+    lightning = command("lightning", _lightning, "draw cards at random against a topic")
+    lightning.add_argument("soul")
+    lightning.add_argument("topic", nargs="?", default="")
+    lightning.add_argument("--seed", type=int, help="reproduce a draw (see the ledger)")
+    lightning.add_argument("--n", type=int, help="cards to draw (default: the soul's, 3)")
+    lightning.add_argument("--exclude", action="append", default=[], metavar="PATTERN")
+    ledger = command("ledger", _ledger, "every draw: seed, cards, verdicts, presented or not")
+    ledger.add_argument("soul")
+    ledger.add_argument("-n", "--limit", type=int, default=20)
     logs = command("logs", _logs, "the daemon's latest log lines (all, or one soul's)")
     logs.add_argument("soul", nargs="?")
     logs.add_argument("-n", "--lines", type=int, default=100)
@@ -404,6 +413,44 @@ def _cards(args: argparse.Namespace) -> int:
 
     _print(args, result, human)
     return 3 if result["problems"] else 0
+
+
+def _collision_text(c: dict[str, Any]) -> str:
+    shown = f"presented ({c['criterion']})" if c["presented"] else "silent"
+    cards = ", ".join(f"{n:04d}" for n in c["cards"])
+    return f"draw {c['draw']}: cards {cards} on {c['topic']!r}: {shown}  [seed {c['seed']}]"
+
+
+def _lightning(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"soul": args.soul, "topic": args.topic, "exclude": args.exclude}
+    if args.seed is not None:
+        params["seed"] = args.seed
+    if args.n is not None:
+        params["n"] = args.n
+    result = _call(args, "lightning", params)
+
+    def human(c: dict[str, Any]) -> str:
+        lines = [_collision_text(c)]
+        lines += [
+            f"  {'pass' if v['passed'] else 'no  '} {v['criterion']}: {v['reason']}"
+            for v in c["verdicts"]
+        ]
+        lines.append(f"  reproduce: {c['reproduce']}")
+        return "\n".join(lines)
+
+    return _print(args, result, human)
+
+
+def _ledger(args: argparse.Namespace) -> int:
+    result = _call(args, "ledger", {"soul": args.soul, "limit": args.limit})
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [_collision_text(c) for c in r["draws"]] or ["(no draws yet)"]
+        if r["silence_rate"] is not None:
+            lines.append(f"silence rate: {r['silence_rate']:.0%}")
+        return "\n".join(lines)
+
+    return _print(args, result, human)
 
 
 def _logs(args: argparse.Namespace) -> int:

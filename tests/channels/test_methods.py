@@ -45,6 +45,8 @@ ALL_METHODS = [
     "export",
     "forget",
     "homeostasis",
+    "ledger",
+    "lightning",
     "logs",
     "rebuild",
     "recall",

@@ -64,3 +64,49 @@ def test_reflects_crystallise_cards_and_the_folder_agrees(
     assert "999" in unknown["error"]["message"]
     restarts = {s["name"]: s["restarts"] for s in daemon.result("soul.list")["souls"]}
     assert restarts == {"ada": 0}  # bad input never crashed the soul
+
+
+def test_lightning_the_gate_and_the_ledger(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    early = daemon.call("lightning", {"soul": "ada", "topic": "anything"})
+    assert early["error"]["code"] == "not_enough_cards"
+    for n in range(10):
+        daemon.result(
+            "card.add",
+            {
+                "soul": "ada",
+                "title": f"keys {n}",
+                "conclusions": [f"vault {n} holds secrets"],
+                "questions": ["how often should we rotate the api keys?"],
+            },
+        )
+
+    silent = daemon.result("lightning", {"soul": "ada", "topic": "zebra crossing", "seed": 7})
+    assert silent["presented"] is False
+    assert silent["criterion"] is None
+    assert len(silent["verdicts"]) == 4
+    assert "SPARK" not in daemon.result("context", {"soul": "ada"})["text"]
+
+    topic = "we rotate the api keys every month"
+    spark = daemon.result("lightning", {"soul": "ada", "topic": topic, "seed": 7})
+    assert spark["cards"] == silent["cards"]  # same seed, same pool: same draw
+    assert len(spark["cards"]) == 3
+    assert spark["wildcard"] == spark["cards"][-1]
+    assert spark["presented"] is True
+    assert spark["criterion"] == "answers_question"
+    assert f"--seed {spark['seed']}" in spark["reproduce"]
+    first = daemon.result("context", {"soul": "ada"})
+    again = daemon.result("context", {"soul": "ada"})
+    assert "## SPARK\n(answers_question)" in first["text"]
+    assert "SPARK" not in again["text"]  # shown once
+
+    ledger = daemon.result("ledger", {"soul": "ada"})
+    assert [d["presented"] for d in ledger["draws"]] == [True, False]  # newest first
+    assert ledger["silence_rate"] == 0.5
+    cli = soupd_home.cli("lightning", "ada", topic, "--seed", "7")
+    assert cli.returncode == 0, cli.stderr
+    assert "presented (answers_question)" in cli.stdout
+    assert "reproduce: soupd lightning ada" in cli.stdout
+    unknown = daemon.call("lightning", {"soul": "ada", "exclude": ["no such card"]})
+    assert unknown["error"]["code"] == "unknown_exclusion"
