@@ -32,6 +32,7 @@ from souls.messages import (
     Forget,
     Homeostasis,
     Import,
+    Judge,
     Ledger,
     Lightning,
     Message,
@@ -141,6 +142,15 @@ class LightningParams(SoulParams, frozen=True):
     exclude: list[str] = []
 
 
+class VerdictParams(SoulParams, frozen=True):
+    draw: int
+    card: int
+    # strong | approve | neutral | oppose
+    verdict: str
+    # For a strong approval: the card line (conclusion number) it points at.
+    line: int | None = None
+
+
 class LedgerParams(SoulParams, frozen=True):
     limit: int = 50
 
@@ -196,6 +206,7 @@ class Methods:
             "cards": _Method(CardsParams, self._cards),
             "lightning": _Method(LightningParams, self._lightning),
             "ledger": _Method(LedgerParams, self._ledger),
+            "verdict": _Method(VerdictParams, self._verdict),
             "forget": _Method(ForgetParams, self._forget),
             "export": _Method(ExportParams, self._export),
             "backup": _Method(BackupParams, self._backup),
@@ -314,6 +325,10 @@ class Methods:
 
     async def _lightning(self, params: LightningParams, reply: Reply) -> None:
         message = Lightning(params.topic, params.seed, params.n, params.exclude)
+        await self._tell(params.soul, message, reply)
+
+    async def _verdict(self, params: VerdictParams, reply: Reply) -> None:
+        message = Judge(params.draw, params.card, params.verdict, params.line)
         await self._tell(params.soul, message, reply)
 
     async def _ledger(self, params: LedgerParams, reply: Reply) -> None:

@@ -44,6 +44,7 @@ class Card(msgspec.Struct, frozen=True):
     notes: list[str]
     members: list[int]
     strong_approvals: int = 0
+    last_touched: float = 0.0
 
 
 class CardStore:
@@ -170,12 +171,13 @@ class CardStore:
         where, params = ("WHERE number = ?", (number,)) if number is not None else ("", ())
         db = self._store.db
         heads = await db.execute_fetchall(
-            "SELECT number, kind, title, source, created, strong_approvals FROM cards"
+            "SELECT number, kind, title, source, created, strong_approvals, last_touched"
+            " FROM cards"
             f" {where} ORDER BY number",
             params,
         )
         cards = []
-        for num, kind, title, source, created, approvals in heads:
+        for num, kind, title, source, created, approvals, touched in heads:
             lines = await db.execute_fetchall(
                 "SELECT kind, text FROM card_lines WHERE card = ? ORDER BY position", (num,)
             )
@@ -194,6 +196,7 @@ class CardStore:
                 Card(
                     num, kind, title, source, created, by_kind["conclusion"], by_kind["question"],
                     by_kind["tag"], by_kind["note"], [m for (m,) in members], approvals,
+                    touched,
                 )
             )  # fmt: skip
         return cards

@@ -20,7 +20,9 @@ from souls.gate import GateCard, GateConfig, judge
 from souls.lightning import LightningConfig, PoolCard, draw
 from souls.store import Store
 
-__all__ = ["Collider", "Collision", "VerdictRow"]
+__all__ = ["VERDICTS", "Collider", "Collision", "VerdictRow"]
+
+VERDICTS = ("strong", "approve", "neutral", "oppose")
 
 
 class VerdictRow(msgspec.Struct, frozen=True):
@@ -101,6 +103,62 @@ class Collider:
             spark=spark,
         )
 
+    async def verdict(
+        self, draw: int, card: int, verdict: str, line: int | None, now: float
+    ) -> dict[str, object]:
+        """Record the user's verdict on one card of a presented draw. A strong approval
+        must point at a line of the card (its conclusions, numbered from 1) and
+        multiplies the card's lightning weight by ``hebb``. Raises ValueError naming
+        what is wrong."""
+        if verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}")
+        rows = list(
+            await self._store.db.execute_fetchall(
+                "SELECT cards, presented FROM draws WHERE id = ?", (draw,)
+            )
+        )
+        if not rows:
+            raise ValueError(f"no draw {draw}; see `soupd ledger`")
+        cards, presented = json.loads(rows[0][0]), bool(rows[0][1])
+        if not presented:
+            raise ValueError(f"draw {draw} was silent: nothing was presented to judge")
+        if card not in cards:
+            raise ValueError(f"card {card} is not in draw {draw} (it drew {cards})")
+        judged = await self._cards.get(card)
+        if judged is None:
+            raise ValueError(f"card {card} no longer exists")
+        if verdict == "strong":
+            if line is None:
+                raise ValueError("a strong approval must point at a line of the card: add --line N")
+            if not 1 <= line <= len(judged.conclusions):
+                raise ValueError(
+                    f"card {card} has {len(judged.conclusions)} conclusion lines; "
+                    f"--line must be between 1 and {len(judged.conclusions)}"
+                )
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as db:
+                done = list(
+                    await db.execute_fetchall(
+                        "SELECT verdict FROM verdicts WHERE draw = ? AND card = ?", (draw, card)
+                    )
+                )
+                if done:
+                    raise ValueError(
+                        f"card {card} already has a verdict ({done[0][0]}) for draw {draw}"
+                    )
+                await db.execute(
+                    "INSERT INTO verdicts (draw, card, verdict, line, created)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (draw, card, verdict, line, now),
+                )
+                if verdict == "strong":
+                    await db.execute(
+                        "UPDATE cards SET strong_approvals = strong_approvals + 1,"
+                        " last_touched = ? WHERE number = ?",
+                        (now, card),
+                    )
+        return {"draw": draw, "card": card, "verdict": verdict, "line": line}
+
     async def ledger(self, limit: int) -> list[Collision]:
         rows = await self._store.db.execute_fetchall(
             "SELECT id, seed, topic, cards, wildcard, presented, criterion, verdicts, created"
@@ -138,7 +196,7 @@ def _pool_card(card: Card) -> PoolCard:
         path=f"{card.source}/{month}/{card.number:04d}",
         strong_approvals=card.strong_approvals,
         closed=not card.questions,
-        last_touched=card.created,
+        last_touched=card.last_touched,
         members=frozenset(card.members),
     )
 

@@ -24,6 +24,7 @@ __all__ = [
     "Forget",
     "Homeostasis",
     "Import",
+    "Judge",
     "LastRuns",
     "Ledger",
     "Lightning",
@@ -177,6 +178,15 @@ class Lightning(msgspec.Struct, frozen=True, tag="lightning"):
     exclude: list[str] = msgspec.field(default_factory=list)
 
 
+class Judge(msgspec.Struct, frozen=True, tag="judge"):
+    """The user's verdict on a card of a presented draw. Reply: the recorded verdict."""
+
+    draw: int
+    card: int
+    verdict: str
+    line: int | None = None
+
+
 class Ledger(msgspec.Struct, frozen=True, tag="ledger"):
     """The latest draws. Reply: ``{"draws": [...], "silence_rate"}``."""
 
@@ -217,4 +227,5 @@ Message = (
     | Cards
     | Lightning
     | Ledger
+    | Judge
 )

@@ -183,4 +183,18 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) STRICT;
         """,
     ),
+    (
+        "0006_verdicts",
+        """
+        -- The user's verdicts: one per card per presented draw.
+        CREATE TABLE verdicts (
+            draw    INTEGER NOT NULL REFERENCES draws (id),
+            card    INTEGER NOT NULL,
+            verdict TEXT NOT NULL,        -- strong | approve | neutral | oppose
+            line    INTEGER,              -- the card line a strong approval points at
+            created REAL NOT NULL,
+            PRIMARY KEY (draw, card)
+        ) STRICT, WITHOUT ROWID;
+        """,
+    ),
 )

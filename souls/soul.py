@@ -59,6 +59,7 @@ from souls.messages import (
     Forget,
     Homeostasis,
     Import,
+    Judge,
     LastRuns,
     Ledger,
     Lightning,
@@ -417,6 +418,13 @@ class Soul:
                     result = {"cards": await cards.all(), "problems": problems}
                 case Lightning() as lightning:
                     result = await self._lightning(lightning)
+                case Judge(draw=draw, card=card, verdict=verdict, line=line):
+                    try:
+                        result = await self._require_collider().verdict(
+                            draw, card, verdict, line, self._clock.now()
+                        )
+                    except ValueError as exc:
+                        raise InvalidParams(f"cannot record that verdict: {exc}") from None
                 case Ledger(limit=limit):
                     collider = self._require_collider()
                     result = {

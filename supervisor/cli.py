@@ -119,6 +119,12 @@ def _parser() -> argparse.ArgumentParser:
     lightning.add_argument("--seed", type=int, help="reproduce a draw (see the ledger)")
     lightning.add_argument("--n", type=int, help="cards to draw (default: the soul's, 3)")
     lightning.add_argument("--exclude", action="append", default=[], metavar="PATTERN")
+    verdict = command("verdict", _verdict, "your verdict on a card of a presented draw")
+    verdict.add_argument("soul")
+    verdict.add_argument("draw", type=int)
+    verdict.add_argument("card", type=int)
+    verdict.add_argument("verdict", choices=["strong", "approve", "neutral", "oppose"])
+    verdict.add_argument("--line", type=int, help="the card line a strong approval points at")
     ledger = command("ledger", _ledger, "every draw: seed, cards, verdicts, presented or not")
     ledger.add_argument("soul")
     ledger.add_argument("-n", "--limit", type=int, default=20)
@@ -439,6 +445,21 @@ def _lightning(args: argparse.Namespace) -> int:
         return "\n".join(lines)
 
     return _print(args, result, human)
+
+
+def _verdict(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {
+        "soul": args.soul,
+        "draw": args.draw,
+        "card": args.card,
+        "verdict": args.verdict,
+    }
+    if args.line is not None:
+        params["line"] = args.line
+    result = _call(args, "verdict", params)
+    return _print(
+        args, result, lambda r: f"{r['verdict']} on card {r['card']:04d}, draw {r['draw']}"
+    )
 
 
 def _ledger(args: argparse.Namespace) -> int:

@@ -110,3 +110,50 @@ def test_lightning_the_gate_and_the_ledger(soupd_home: Home, start_soupd: StartS
     assert "reproduce: soupd lightning ada" in cli.stdout
     unknown = daemon.call("lightning", {"soul": "ada", "exclude": ["no such card"]})
     assert unknown["error"]["code"] == "unknown_exclusion"
+
+
+def test_verdicts_belong_to_the_user(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    for n in range(10):
+        daemon.result(
+            "card.add",
+            {
+                "soul": "ada",
+                "conclusions": [f"vault {n} holds secrets", "backups run nightly"],
+                "questions": ["how often should we rotate the api keys?"],
+            },
+        )
+    silent = daemon.result("lightning", {"soul": "ada", "topic": "zebra", "seed": 3})
+    shown = daemon.result(
+        "lightning", {"soul": "ada", "topic": "we rotate the api keys monthly", "seed": 3}
+    )
+    card = shown["cards"][0]
+    outsider = next(n for n in range(1, 11) if n not in shown["cards"])
+
+    def refused(**params: object) -> str:
+        reply = daemon.call("verdict", {"soul": "ada"} | params)
+        assert reply.get("error", {}).get("code") == "invalid_params", reply
+        return str(reply["error"]["message"])
+
+    assert "silent" in refused(draw=silent["draw"], card=card, verdict="approve")
+    assert "no draw 99" in refused(draw=99, card=card, verdict="approve")
+    assert "not in draw" in refused(draw=shown["draw"], card=outsider, verdict="approve")
+    assert "--line" in refused(draw=shown["draw"], card=card, verdict="strong")
+    assert "between 1 and 2" in refused(draw=shown["draw"], card=card, verdict="strong", line=5)
+    assert "one of" in refused(draw=shown["draw"], card=card, verdict="love")
+    ok = daemon.result(
+        "verdict",
+        {"soul": "ada", "draw": shown["draw"], "card": card, "verdict": "strong", "line": 2},
+    )
+    assert ok == {"draw": shown["draw"], "card": card, "verdict": "strong", "line": 2}
+    assert "already has a verdict (strong)" in refused(
+        draw=shown["draw"], card=card, verdict="oppose"
+    )
+    approvals = {
+        c["number"]: c["strong_approvals"] for c in daemon.result("cards", {"soul": "ada"})["cards"]
+    }
+    assert approvals[card] == 1
+    assert sum(approvals.values()) == 1
+    cli = soupd_home.cli("verdict", "ada", str(shown["draw"]), str(shown["cards"][1]), "approve")
+    assert cli.returncode == 0, cli.stderr
