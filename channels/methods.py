@@ -41,6 +41,7 @@ from souls.messages import (
     Reflect,
     Stats,
     SyncTasks,
+    Tide,
     Weekly,
 )
 from souls.messages import Observe as ObserveMessage
@@ -207,6 +208,7 @@ class Methods:
             "lightning": _Method(LightningParams, self._lightning),
             "ledger": _Method(LedgerParams, self._ledger),
             "verdict": _Method(VerdictParams, self._verdict),
+            "tide": _Method(SoulParams, self._tide),
             "forget": _Method(ForgetParams, self._forget),
             "export": _Method(ExportParams, self._export),
             "backup": _Method(BackupParams, self._backup),
@@ -330,6 +332,9 @@ class Methods:
     async def _verdict(self, params: VerdictParams, reply: Reply) -> None:
         message = Judge(params.draw, params.card, params.verdict, params.line)
         await self._tell(params.soul, message, reply)
+
+    async def _tide(self, params: SoulParams, reply: Reply) -> None:
+        await self._tell(params.soul, Tide(), reply)
 
     async def _ledger(self, params: LedgerParams, reply: Reply) -> None:
         if not 1 <= params.limit <= 10_000:

@@ -36,6 +36,7 @@ __all__ = [
     "Reflect",
     "Stats",
     "SyncTasks",
+    "Tide",
     "Wakeup",
     "Weekly",
 ]
@@ -187,6 +188,10 @@ class Judge(msgspec.Struct, frozen=True, tag="judge"):
     line: int | None = None
 
 
+class Tide(msgspec.Struct, frozen=True, tag="tide"):
+    """The weekly reconciliation report, written to tide/ too. Reply: ``TideReport``."""
+
+
 class Ledger(msgspec.Struct, frozen=True, tag="ledger"):
     """The latest draws. Reply: ``{"draws": [...], "silence_rate"}``."""
 
@@ -228,4 +233,5 @@ Message = (
     | Lightning
     | Ledger
     | Judge
+    | Tide
 )

@@ -23,6 +23,7 @@ small classes (intake, its :class:`~souls.mind.Mind`, recall, context). Invarian
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 from collections import Counter
@@ -71,6 +72,7 @@ from souls.messages import (
     Reflect,
     Stats,
     SyncTasks,
+    Tide,
     Wakeup,
     Weekly,
 )
@@ -91,6 +93,7 @@ from souls.results import (
 )
 from souls.rights import DataRights, ForgetResult
 from souls.store import NewEvent, Store
+from souls.tide import TideReport, tide
 from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
 from supervisor.tree import shielded_cleanup
 
@@ -377,6 +380,9 @@ class Soul:
                         self._clock.now(), self._changes
                     )
                     await self._commit_changes()
+                    await self._tide()  # the weekly tide comes with the weekly summary
+                case Tide():
+                    result = await self._tide()
                 case Decay(now=now):
                     self._ran("decay")
                     result = await self._decay(self._clock.now() if now is None else now)
@@ -637,6 +643,17 @@ class Soul:
                 },
             )
         return collision
+
+    async def _tide(self) -> TideReport:
+        now = self._clock.now()
+        report = await tide(self._require_store(), now)
+        folder = anyio.Path(self._brain.root / "tide")
+        await folder.mkdir(parents=True, exist_ok=True)
+        stamp = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d")
+        await (folder / f"{stamp}.md").write_text(report.markdown, encoding="utf-8")
+        await (folder / f"{stamp}.html").write_text(report.html, encoding="utf-8")
+        self._emit("tide", {"complete": report.complete, "file": f"tide/{stamp}.md"})
+        return report
 
     def _require_collider(self) -> Collider:
         return Collider(self.name, self._require_store(), self._require_cards())

@@ -125,6 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     verdict.add_argument("card", type=int)
     verdict.add_argument("verdict", choices=["strong", "approve", "neutral", "oppose"])
     verdict.add_argument("--line", type=int, help="the card line a strong approval points at")
+    tide_cmd = command("tide", _tide, "the weekly reconciliation report (exit 3 if incomplete)")
+    tide_cmd.add_argument("soul")
     ledger = command("ledger", _ledger, "every draw: seed, cards, verdicts, presented or not")
     ledger.add_argument("soul")
     ledger.add_argument("-n", "--limit", type=int, default=20)
@@ -460,6 +462,12 @@ def _verdict(args: argparse.Namespace) -> int:
     return _print(
         args, result, lambda r: f"{r['verdict']} on card {r['card']:04d}, draw {r['draw']}"
     )
+
+
+def _tide(args: argparse.Namespace) -> int:
+    result = _call(args, "tide", {"soul": args.soul})
+    _print(args, result, lambda r: r["markdown"].rstrip("\n"))
+    return 0 if result["complete"] else 3
 
 
 def _ledger(args: argparse.Namespace) -> int:

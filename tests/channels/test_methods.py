@@ -56,6 +56,7 @@ ALL_METHODS = [
     "subscribe",
     "task.add",
     "tasks",
+    "tide",
     "verdict",
     "weekly",
 ]

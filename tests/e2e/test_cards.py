@@ -157,3 +157,43 @@ def test_verdicts_belong_to_the_user(soupd_home: Home, start_soupd: StartSoupd) 
     assert sum(approvals.values()) == 1
     cli = soupd_home.cli("verdict", "ada", str(shown["draw"]), str(shown["cards"][1]), "approve")
     assert cli.returncode == 0, cli.stderr
+
+
+def test_a_week_of_draws_verdicts_and_the_tide(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    for n in range(10):
+        daemon.result(
+            "card.add",
+            {
+                "soul": "ada",
+                "conclusions": [f"vault {n} holds secrets", "backups run nightly"],
+                "questions": ["how often should we rotate the api keys?"],
+            },
+        )
+    topic = "we rotate the api keys monthly"
+    first = daemon.result("lightning", {"soul": "ada", "topic": topic, "seed": 11})
+    second = daemon.result("lightning", {"soul": "ada", "topic": topic, "seed": 11})
+    assert first["presented"]
+    daemon.result("event.push", {"soul": "ada", "text": "we now rotate the api keys every week"})
+
+    incomplete = soupd_home.cli("tide", "ada")
+    assert incomplete.returncode == 3
+    assert "Reconciliation incomplete" in incomplete.stdout
+    pair = " + ".join(f"{n:04d}" for n in sorted(first["cards"])[:2])
+    assert pair in incomplete.stdout  # drawn together twice: a protein proposal
+    assert "Closure proposals" in incomplete.stdout
+    report = daemon.result("tide", {"soul": "ada"})
+    assert len(report["closure_proposals"]) == 10  # every card's question was answered
+    assert report["silence_rate"] == 0.0
+
+    for draw in (first, second):
+        for card in draw["cards"]:
+            daemon.result(
+                "verdict",
+                {"soul": "ada", "draw": draw["draw"], "card": card, "verdict": "approve"},
+            )
+    complete = soupd_home.cli("tide", "ada")
+    assert complete.returncode == 0, complete.stdout
+    files = sorted(p.name for p in (soupd_home.soul_dir("ada") / "tide").iterdir())
+    assert [f.rsplit(".", 1)[1] for f in files] == ["html", "md"]
