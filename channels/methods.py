@@ -326,6 +326,8 @@ class Methods:
         await self._tell(params.soul, Cards(params.strict), reply)
 
     async def _lightning(self, params: LightningParams, reply: Reply) -> None:
+        if params.seed is not None and not 0 <= params.seed < 2**63:
+            raise InvalidParams("lightning: seed must be between 0 and 2**63 - 1")
         message = Lightning(params.topic, params.seed, params.n, params.exclude)
         await self._tell(params.soul, message, reply)
 

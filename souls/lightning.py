@@ -67,6 +67,8 @@ class LightningConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     floor: float = 0.1
     # No draw from a pool (after exclusions) with fewer cards than this.
     min_rows: int = 10
+    # Draw by itself when a "session_start" event arrives (its text is the topic).
+    on_session_start: bool = False
 
     def __post_init__(self) -> None:
         if self.n < 2:
@@ -199,7 +201,7 @@ def draw(
         )
     weights = {c.number: weight(c, now, config) for c in candidates}
     if seed is None:
-        seed = secrets.randbits(64)
+        seed = secrets.randbits(63)
     rng = random.Random(seed)
     partners = _partners(candidates)
     picked: list[int] = []

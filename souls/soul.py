@@ -235,6 +235,7 @@ class Soul:
                 envelope.reply.fail(outcome)
             else:
                 envelope.reply.resolve(outcome)
+        await self._session_draws(events, outcomes)
         if reason is not None:
             reflected = False
             try:
@@ -613,6 +614,18 @@ class Soul:
             )
         except ValueError as exc:
             raise InvalidParams(f"cannot add that card: {exc}") from None
+
+    async def _session_draws(self, events: Sequence[EventIn], outcomes: Sequence[Outcome]) -> None:
+        """A stored session-start event draws cards by itself, when the soul says so."""
+        if not self.config.lightning.on_session_start:
+            return
+        for event, outcome in zip(events, outcomes, strict=True):
+            stored = isinstance(outcome, PushResult) and outcome.status == "stored"
+            if stored and event.kind == "session_start":
+                try:
+                    await self._lightning(Lightning(topic=event.text))
+                except SoupdError as error:  # too few cards yet, say: the session goes on
+                    self._log.info("soul.session_draw_skipped", reason=error.message)
 
     async def _lightning(self, request: Lightning) -> Collision:
         collision = await self._require_collider().collide(

@@ -110,6 +110,10 @@ def test_lightning_the_gate_and_the_ledger(soupd_home: Home, start_soupd: StartS
     assert "reproduce: soupd lightning ada" in cli.stdout
     unknown = daemon.call("lightning", {"soul": "ada", "exclude": ["no such card"]})
     assert unknown["error"]["code"] == "unknown_exclusion"
+    huge = daemon.call("lightning", {"soul": "ada", "seed": 2**64})
+    assert huge["error"]["code"] == "invalid_params"
+    unseeded = daemon.result("lightning", {"soul": "ada", "topic": "anything"})
+    assert 0 <= unseeded["seed"] < 2**63  # recorded, so the draw can be reproduced
 
 
 def test_verdicts_belong_to_the_user(soupd_home: Home, start_soupd: StartSoupd) -> None:
@@ -197,3 +201,20 @@ def test_a_week_of_draws_verdicts_and_the_tide(soupd_home: Home, start_soupd: St
     assert complete.returncode == 0, complete.stdout
     files = sorted(p.name for p in (soupd_home.soul_dir("ada") / "tide").iterdir())
     assert [f.rsplit(".", 1)[1] for f in files] == ["html", "md"]
+
+
+def test_a_session_start_draws_by_itself_when_asked(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.add_soul("ada", "[lightning]\non_session_start = true\n")
+    soupd_home.add_soul("bob")
+    daemon = start_soupd()
+    for soul in ("ada", "bob"):
+        for n in range(10):
+            daemon.result("card.add", {"soul": soul, "conclusions": [f"fact {n}"]})
+        daemon.result(
+            "event.push", {"soul": soul, "text": "planning the q3 roadmap", "kind": "session_start"}
+        )
+    (drawn,) = daemon.result("ledger", {"soul": "ada"})["draws"]
+    assert drawn["topic"] == "planning the q3 roadmap"
+    assert daemon.result("ledger", {"soul": "bob"})["draws"] == []  # bob did not ask
