@@ -40,6 +40,7 @@ from souls.messages import (
     Recall,
     Reflect,
     Stats,
+    StatusPage,
     SyncTasks,
     Tide,
     Weekly,
@@ -152,6 +153,11 @@ class VerdictParams(SoulParams, frozen=True):
     line: int | None = None
 
 
+class StatusPageParams(SoulParams, frozen=True):
+    # Text for the page's footer instead of the time (reproducible pages).
+    stamp: str = ""
+
+
 class LedgerParams(SoulParams, frozen=True):
     limit: int = 50
 
@@ -209,6 +215,7 @@ class Methods:
             "ledger": _Method(LedgerParams, self._ledger),
             "verdict": _Method(VerdictParams, self._verdict),
             "tide": _Method(SoulParams, self._tide),
+            "status_page": _Method(StatusPageParams, self._status_page),
             "forget": _Method(ForgetParams, self._forget),
             "export": _Method(ExportParams, self._export),
             "backup": _Method(BackupParams, self._backup),
@@ -334,6 +341,9 @@ class Methods:
     async def _verdict(self, params: VerdictParams, reply: Reply) -> None:
         message = Judge(params.draw, params.card, params.verdict, params.line)
         await self._tell(params.soul, message, reply)
+
+    async def _status_page(self, params: StatusPageParams, reply: Reply) -> None:
+        await self._tell(params.soul, StatusPage(params.stamp), reply)
 
     async def _tide(self, params: SoulParams, reply: Reply) -> None:
         await self._tell(params.soul, Tide(), reply)

@@ -20,7 +20,7 @@ from souls.gate import GateCard, GateConfig, judge
 from souls.lightning import LightningConfig, PoolCard, draw
 from souls.store import Store
 
-__all__ = ["VERDICTS", "Collider", "Collision", "VerdictRow"]
+__all__ = ["VERDICTS", "Collider", "Collision", "VerdictRow", "pool_card"]
 
 VERDICTS = ("strong", "approve", "neutral", "oppose")
 
@@ -64,7 +64,7 @@ class Collider:
         exclude: Sequence[str] = (),
     ) -> Collision:
         cards = {card.number: card for card in await self._cards.all()}
-        pool = [_pool_card(card) for card in cards.values()]
+        pool = [pool_card(card) for card in cards.values()]
         drawn = draw(pool, now, lightning, seed=seed, exclude=exclude, n=n)
         picked = [cards[number] for number in drawn.cards]
         result = judge(topic, [_gate_card(card) for card in picked], gate)
@@ -189,7 +189,8 @@ class Collider:
         return None if not total else round(silent / total, 4)
 
 
-def _pool_card(card: Card) -> PoolCard:
+def pool_card(card: Card) -> PoolCard:
+    """The card as the lightning sampler sees it."""
     month = dt.datetime.fromtimestamp(card.created, dt.UTC).strftime("%Y-%m")
     return PoolCard(
         number=card.number,

@@ -35,6 +35,7 @@ __all__ = [
     "Recall",
     "Reflect",
     "Stats",
+    "StatusPage",
     "SyncTasks",
     "Tide",
     "Wakeup",
@@ -192,6 +193,12 @@ class Tide(msgspec.Struct, frozen=True, tag="tide"):
     """The weekly reconciliation report, written to tide/ too. Reply: ``TideReport``."""
 
 
+class StatusPage(msgspec.Struct, frozen=True, tag="status_page"):
+    """The collision-memory status page as one HTML file. Reply: ``{"html"}``."""
+
+    stamp: str = ""
+
+
 class Ledger(msgspec.Struct, frozen=True, tag="ledger"):
     """The latest draws. Reply: ``{"draws": [...], "silence_rate"}``."""
 
@@ -234,4 +241,5 @@ Message = (
     | Ledger
     | Judge
     | Tide
+    | StatusPage
 )

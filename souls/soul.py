@@ -40,11 +40,12 @@ from souls.brain import Brain
 from souls.cards import Card, CardStore, cited, crystallise
 from souls.changes import Changes
 from souls.clock import Clock
-from souls.collision import Collider, Collision
+from souls.collision import Collider, Collision, pool_card
 from souls.config import SoulConfig
 from souls.context import assemble
 from souls.events import EventIn
 from souls.intake import Dropped, Intake
+from souls.lightning import weight
 from souls.mailbox import Envelope, Mailbox
 from souls.messages import (
     AddTask,
@@ -71,6 +72,7 @@ from souls.messages import (
     Recall,
     Reflect,
     Stats,
+    StatusPage,
     SyncTasks,
     Tide,
     Wakeup,
@@ -92,6 +94,7 @@ from souls.results import (
     TasksResult,
 )
 from souls.rights import DataRights, ForgetResult
+from souls.statuspage import render_status_page
 from souls.store import NewEvent, Store
 from souls.tide import TideReport, tide
 from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
@@ -384,6 +387,8 @@ class Soul:
                     await self._tide()  # the weekly tide comes with the weekly summary
                 case Tide():
                     result = await self._tide()
+                case StatusPage(stamp=stamp):
+                    result = {"html": await self._status_page(stamp)}
                 case Decay(now=now):
                     self._ran("decay")
                     result = await self._decay(self._clock.now() if now is None else now)
@@ -667,6 +672,17 @@ class Soul:
         await (folder / f"{stamp}.html").write_text(report.html, encoding="utf-8")
         self._emit("tide", {"complete": report.complete, "file": f"tide/{stamp}.md"})
         return report
+
+    async def _status_page(self, stamp: str) -> str:
+        cards = await self._require_cards().all()
+        now = self._clock.now()
+        weights = {
+            card.number: weight(pool_card(card), now, self.config.lightning) for card in cards
+        }
+        report = await tide(self._require_store(), now)
+        draws = await self._require_collider().ledger(10_000)
+        when = stamp or dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return render_status_page(self.name, cards, weights, draws, report.markdown, when)
 
     def _require_collider(self) -> Collider:
         return Collider(self.name, self._require_store(), self._require_cards())

@@ -125,6 +125,10 @@ def _parser() -> argparse.ArgumentParser:
     verdict.add_argument("card", type=int)
     verdict.add_argument("verdict", choices=["strong", "approve", "neutral", "oppose"])
     verdict.add_argument("--line", type=int, help="the card line a strong approval points at")
+    page = command("status-page", _status_page, "write a soul's collision-memory status page")
+    page.add_argument("soul")
+    page.add_argument("--out", type=Path, help="the HTML file (default: standard output)")
+    page.add_argument("--stamp", default="", help="footer text instead of the time")
     tide_cmd = command("tide", _tide, "the weekly reconciliation report (exit 3 if incomplete)")
     tide_cmd.add_argument("soul")
     ledger = command("ledger", _ledger, "every draw: seed, cards, verdicts, presented or not")
@@ -462,6 +466,16 @@ def _verdict(args: argparse.Namespace) -> int:
     return _print(
         args, result, lambda r: f"{r['verdict']} on card {r['card']:04d}, draw {r['draw']}"
     )
+
+
+def _status_page(args: argparse.Namespace) -> int:
+    result = _call(args, "status_page", {"soul": args.soul, "stamp": args.stamp})
+    if args.out is None:
+        sys.stdout.write(result["html"])
+    else:
+        args.out.write_text(result["html"], encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
 
 
 def _tide(args: argparse.Namespace) -> int:

@@ -53,6 +53,7 @@ ALL_METHODS = [
     "reflect",
     "soul.list",
     "soul.stats",
+    "status_page",
     "subscribe",
     "task.add",
     "tasks",

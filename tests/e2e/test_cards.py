@@ -3,6 +3,8 @@ cards/ folder checked against the database."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .harness import Home, StartSoupd
 
 
@@ -218,3 +220,34 @@ def test_a_session_start_draws_by_itself_when_asked(
     (drawn,) = daemon.result("ledger", {"soul": "ada"})["draws"]
     assert drawn["topic"] == "planning the q3 roadmap"
     assert daemon.result("ledger", {"soul": "bob"})["draws"] == []  # bob did not ask
+
+
+def test_the_status_page_is_one_self_contained_file(
+    soupd_home: Home, start_soupd: StartSoupd, tmp_path: Path
+) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    for n in range(10):
+        daemon.result(
+            "card.add",
+            {
+                "soul": "ada",
+                "title": f"vault <{n}>",
+                "conclusions": [f"vault {n} holds secrets"],
+                "questions": ["how often should we rotate the api keys?"],
+            },
+        )
+    daemon.result("lightning", {"soul": "ada", "topic": "we rotate the api keys", "seed": 5})
+    daemon.result("lightning", {"soul": "ada", "topic": "zebra", "seed": 6})
+    out = tmp_path / "ada.html"
+    result = soupd_home.cli("status-page", "ada", "--out", out, "--stamp", "test build")
+    assert result.returncode == 0, result.stderr
+    page = out.read_text()
+    assert page.startswith("<!doctype html>")
+    assert page.count("<svg") == 3  # weights, silence by week, verdict mix
+    assert "vault &lt;3&gt;" in page  # escaped
+    assert "answers_question" in page
+    assert "silent" in page
+    assert "test build" in page
+    for external in ("http://", "https://", "<script", "<link"):
+        assert external not in page.replace("http://www.w3.org/2000/svg", "")
