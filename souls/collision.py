@@ -181,6 +181,14 @@ class Collider:
             for row in rows
         ]
 
+    async def verdict_mix(self) -> dict[str, int]:
+        """How many verdicts of each kind the user gave."""
+        rows = await self._store.db.execute_fetchall(
+            "SELECT verdict, count(*) FROM verdicts GROUP BY verdict"
+        )
+        counts = {verdict: int(n) for verdict, n in rows}
+        return {verdict: counts.get(verdict, 0) for verdict in VERDICTS}
+
     async def silence_rate(self) -> float | None:
         rows = list(
             await self._store.db.execute_fetchall("SELECT count(*), sum(1 - presented) FROM draws")

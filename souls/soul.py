@@ -680,9 +680,11 @@ class Soul:
             card.number: weight(pool_card(card), now, self.config.lightning) for card in cards
         }
         report = await tide(self._require_store(), now)
-        draws = await self._require_collider().ledger(10_000)
+        collider = self._require_collider()
+        draws = await collider.ledger(10_000)
+        mix = await collider.verdict_mix()
         when = stamp or dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        return render_status_page(self.name, cards, weights, draws, report.markdown, when)
+        return render_status_page(self.name, cards, weights, draws, mix, report.markdown, when)
 
     def _require_collider(self) -> Collider:
         return Collider(self.name, self._require_store(), self._require_cards())

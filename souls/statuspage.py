@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-from collections import Counter
 from collections.abc import Sequence
 
 from souls.cards import Card
@@ -31,6 +30,7 @@ def render_status_page(
     cards: Sequence[Card],
     weights: dict[int, float],
     draws: Sequence[Collision],
+    verdicts: dict[str, int],
     tide_markdown: str,
     stamp: str,
 ) -> str:
@@ -46,8 +46,7 @@ def render_status_page(
     parts.append("<h2>Silence rate by week</h2>")
     parts.append(_bars(_silence_by_week(draws), "#999", percent=True))
     parts.append("<h2>Verdict mix</h2>")
-    mix = Counter(v.criterion for d in draws for v in d.verdicts if v.passed and d.presented)
-    parts.append(_bars(sorted(mix.items()), "#3a9a5a") if mix else "<p class=muted>none</p>")
+    parts.append(_bars(list(verdicts.items()), "#3a9a5a", counts=True))
     parts.append(
         "<h2>Cards</h2><table><tr><th>#</th><th>kind</th><th>title</th>"
         "<th>open questions</th><th>strong approvals</th></tr>"
@@ -87,18 +86,24 @@ def _silence_by_week(draws: Sequence[Collision]) -> list[tuple[str, float]]:
     return [(week, 1 - sum(shown) / len(shown)) for week, shown in weeks.items()]
 
 
-def _bars(values: Sequence[tuple[str, float]], colour: str, *, percent: bool = False) -> str:
+def _bars(
+    values: Sequence[tuple[str, float]],
+    colour: str,
+    *,
+    percent: bool = False,
+    counts: bool = False,
+) -> str:
     """A horizontal bar chart as inline SVG."""
     if not values:
         return "<p class=muted>nothing yet</p>"
     top = max(v for _, v in values) or 1.0
-    row, width, label = 18, 360, 90
+    row, width, label = 18, 360, 130
     height = row * len(values) + 4
     bars = []
     for i, (name, value) in enumerate(values):
         y = i * row + 2
         length = max(1.0, width * value / top)
-        shown = f"{value:.0%}" if percent else f"{value:.2f}"
+        shown = f"{value:.0%}" if percent else f"{value:.0f}" if counts else f"{value:.2f}"
         bars.append(
             f"<text x='0' y='{y + 12}'>{html.escape(name)}</text>"
             f"<rect x='{label}' y='{y}' width='{length:.1f}' height='{row - 4}'"

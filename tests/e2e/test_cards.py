@@ -3,7 +3,11 @@ cards/ folder checked against the database."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from .harness import Home, StartSoupd
 
@@ -247,7 +251,44 @@ def test_the_status_page_is_one_self_contained_file(
     assert page.count("<svg") == 3  # weights, silence by week, verdict mix
     assert "vault &lt;3&gt;" in page  # escaped
     assert "answers_question" in page
+    assert ">strong<" in page
+    assert ">oppose<" in page
     assert "silent" in page
     assert "test build" in page
     for external in ("http://", "https://", "<script", "<link"):
         assert external not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="headless Chromium is not installed")
+def test_the_status_page_renders_in_chromium(
+    soupd_home: Home, start_soupd: StartSoupd, tmp_path: Path
+) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    for n in range(10):
+        daemon.result("card.add", {"soul": "ada", "conclusions": [f"fact {n}"]})
+    daemon.result("lightning", {"soul": "ada", "topic": "facts", "seed": 1})
+    page = tmp_path / "page.html"
+    assert soupd_home.cli("status-page", "ada", "--out", page).returncode == 0
+    shot = tmp_path / "page.png"
+    subprocess.run(
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1000,800",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
