@@ -45,8 +45,9 @@ _VALENCES: tuple[str, ...] = get_args(Valence)
 # Han, kana and Hangul: entries with one of these are matched as substrings (no spaces
 # between words), and their single-character tokens are too vague to be topics.
 _CJK_CHAR = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff]")
-# A Latin letter or digit: what may not touch an English entry for it to be a whole word.
-_WORD_EDGE = "a-z0-9\u00c0-\u024f"
+# A Latin letter, digit or apostrophe: what may not touch an English entry for it to be a
+# whole word (the tokenizer keeps apostrophes inside words too: "x'failed" is one word).
+_WORD_EDGE = "a-z0-9\u00c0-\u024f'"
 _WORDS = re.compile("[a-z0-9\u00c0-\u024f]+")
 
 
