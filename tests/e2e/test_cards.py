@@ -9,7 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from .harness import Home, StartSoupd
+from .harness import Daemon, Home, StartSoupd
+
+QUESTION = "how often should we rotate the api keys?"
+
+
+def ten_cards(daemon: Daemon, *, title: str = "", extra: str = "", question: bool = True) -> None:
+    """Ten cards in soul ada (the pool's minimum): "vault N holds secrets" (plus ``extra``
+    as a second conclusion), each asking QUESTION when ``question``."""
+    for n in range(10):
+        conclusions = [f"vault {n} holds secrets", *([extra] if extra else [])]
+        card: dict[str, object] = {"soul": "ada", "conclusions": conclusions}
+        if title:
+            card["title"] = title.format(n=n)
+        if question:
+            card["questions"] = [QUESTION]
+        daemon.result("card.add", card)
 
 
 def test_reflects_crystallise_cards_and_the_folder_agrees(
@@ -77,16 +92,7 @@ def test_lightning_the_gate_and_the_ledger(soupd_home: Home, start_soupd: StartS
     daemon = start_soupd()
     early = daemon.call("lightning", {"soul": "ada", "topic": "anything"})
     assert early["error"]["code"] == "not_enough_cards"
-    for n in range(10):
-        daemon.result(
-            "card.add",
-            {
-                "soul": "ada",
-                "title": f"keys {n}",
-                "conclusions": [f"vault {n} holds secrets"],
-                "questions": ["how often should we rotate the api keys?"],
-            },
-        )
+    ten_cards(daemon, title="keys {n}")
 
     silent = daemon.result("lightning", {"soul": "ada", "topic": "zebra crossing", "seed": 7})
     assert silent["presented"] is False
@@ -125,15 +131,7 @@ def test_lightning_the_gate_and_the_ledger(soupd_home: Home, start_soupd: StartS
 def test_verdicts_belong_to_the_user(soupd_home: Home, start_soupd: StartSoupd) -> None:
     soupd_home.add_soul("ada")
     daemon = start_soupd()
-    for n in range(10):
-        daemon.result(
-            "card.add",
-            {
-                "soul": "ada",
-                "conclusions": [f"vault {n} holds secrets", "backups run nightly"],
-                "questions": ["how often should we rotate the api keys?"],
-            },
-        )
+    ten_cards(daemon, extra="backups run nightly")
     silent = daemon.result("lightning", {"soul": "ada", "topic": "zebra", "seed": 3})
     shown = daemon.result(
         "lightning", {"soul": "ada", "topic": "we rotate the api keys monthly", "seed": 3}
@@ -172,15 +170,7 @@ def test_verdicts_belong_to_the_user(soupd_home: Home, start_soupd: StartSoupd) 
 def test_a_week_of_draws_verdicts_and_the_tide(soupd_home: Home, start_soupd: StartSoupd) -> None:
     soupd_home.add_soul("ada")
     daemon = start_soupd()
-    for n in range(10):
-        daemon.result(
-            "card.add",
-            {
-                "soul": "ada",
-                "conclusions": [f"vault {n} holds secrets", "backups run nightly"],
-                "questions": ["how often should we rotate the api keys?"],
-            },
-        )
+    ten_cards(daemon, extra="backups run nightly")
     topic = "we rotate the api keys monthly"
     first = daemon.result("lightning", {"soul": "ada", "topic": topic, "seed": 11})
     second = daemon.result("lightning", {"soul": "ada", "topic": topic, "seed": 11})
@@ -231,16 +221,7 @@ def test_the_status_page_is_one_self_contained_file(
 ) -> None:
     soupd_home.add_soul("ada")
     daemon = start_soupd()
-    for n in range(10):
-        daemon.result(
-            "card.add",
-            {
-                "soul": "ada",
-                "title": f"vault <{n}>",
-                "conclusions": [f"vault {n} holds secrets"],
-                "questions": ["how often should we rotate the api keys?"],
-            },
-        )
+    ten_cards(daemon, title="vault <{n}>")
     daemon.result("lightning", {"soul": "ada", "topic": "we rotate the api keys", "seed": 5})
     daemon.result("lightning", {"soul": "ada", "topic": "zebra", "seed": 6})
     out = tmp_path / "ada.html"
@@ -265,9 +246,8 @@ def test_the_status_page_renders_in_chromium(
 ) -> None:
     soupd_home.add_soul("ada")
     daemon = start_soupd()
-    for n in range(10):
-        daemon.result("card.add", {"soul": "ada", "conclusions": [f"fact {n}"]})
-    daemon.result("lightning", {"soul": "ada", "topic": "facts", "seed": 1})
+    ten_cards(daemon, question=False)
+    daemon.result("lightning", {"soul": "ada", "topic": "vault secrets", "seed": 1})
     page = tmp_path / "page.html"
     assert soupd_home.cli("status-page", "ada", "--out", page).returncode == 0
     shot = tmp_path / "page.png"
