@@ -37,10 +37,6 @@ class Brain:
     async def write_tasks(self, text: str) -> None:
         await anyio.to_thread.run_sync(_replace, self.root / "TASKS.md", text)
 
-    @property
-    def tasks_path(self) -> Path:
-        return self.root / "TASKS.md"
-
     async def write_summary(self, layer: str, text: str) -> None:
         await anyio.to_thread.run_sync(_replace, self.root / _FILES[layer], text)
 

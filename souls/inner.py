@@ -14,9 +14,10 @@ import aiosqlite
 import anyio
 
 from souls.reflect import Observation
+from souls.results import DecayResult
 from souls.store import Store
 
-__all__ = ["DecayReport", "InnerStore", "Summary"]
+__all__ = ["InnerStore", "Summary"]
 
 DAY = 86_400.0
 
@@ -26,14 +27,6 @@ class Summary:
     id: int
     text: str
     created: float
-
-
-@dataclass(frozen=True, slots=True)
-class DecayReport:
-    hidden: int
-    purged: int
-    edges_pruned: int
-    markers_pruned: int
 
 
 class InnerStore:
@@ -158,7 +151,7 @@ class InnerStore:
         edge_floor: float,
         marker_factor: float,
         marker_floor: float,
-    ) -> DecayReport:
+    ) -> DecayResult:
         """The nightly forgetting pass, in one (shielded) transaction.
 
         Memories below ``permanent_at`` salience not recalled (nor created) for their
@@ -206,7 +199,7 @@ class InnerStore:
                 faded = await _fetch(
                     db, "DELETE FROM markers WHERE weight < ? RETURNING topic", (marker_floor,)
                 )
-        return DecayReport(
+        return DecayResult(
             hidden=len(hidden),
             purged=len(purged),
             edges_pruned=len(pruned),

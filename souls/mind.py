@@ -265,7 +265,7 @@ class Mind:
             edges_pruned=report.edges_pruned,
             markers_pruned=report.markers_pruned,
         )
-        return DecayResult(report.hidden, report.purged, report.edges_pruned, report.markers_pruned)
+        return report
 
     async def last_runs(self) -> dict[str, float]:
         """When each scheduled job last ran here (Unix seconds), by job name."""

@@ -161,7 +161,3 @@ class Registry:
 
     def handles(self) -> list[SoulHandle]:
         return [self._souls[name] for name in sorted(self._souls)]
-
-    def close_all(self) -> None:
-        for handle in self._souls.values():
-            handle.mailbox.close()
