@@ -16,7 +16,8 @@ import anyio
 import msgspec
 
 from souls.cards import Card, CardStore
-from souls.gate import GateCard, GateConfig, judge
+from souls.gate import GateCard
+from souls.judge import Judge
 from souls.lightning import LightningConfig, PoolCard, draw
 from souls.store import Store
 
@@ -44,6 +45,7 @@ class Collision(msgspec.Struct, frozen=True):
     reproduce: str  # the command that draws the same cards again
     created: float
     spark: str = ""  # what the context shows when presented
+    judge: str = "builtin"  # who judged it: builtin | llm
 
 
 class Collider:
@@ -57,7 +59,7 @@ class Collider:
         topic: str,
         now: float,
         lightning: LightningConfig,
-        gate: GateConfig,
+        judge: Judge,
         *,
         seed: int | None = None,
         n: int | None = None,
@@ -67,7 +69,8 @@ class Collider:
         pool = [pool_card(card) for card in cards.values()]
         drawn = draw(pool, now, lightning, seed=seed, exclude=exclude, n=n)
         picked = [cards[number] for number in drawn.cards]
-        result = judge(topic, [_gate_card(card) for card in picked], gate)
+        judgement = await judge(topic, [_gate_card(card) for card in picked])
+        result = judgement.result
         verdicts = [
             VerdictRow(v.criterion, v.passed, v.reason, list(v.evidence)) for v in result.verdicts
         ]
@@ -76,7 +79,7 @@ class Collider:
             async with self._store.transaction() as db:
                 cursor = await db.execute(
                     "INSERT INTO draws (seed, topic, cards, wildcard, presented, criterion,"
-                    " verdicts, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " verdicts, created, judge) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         drawn.seed,
                         topic,
@@ -86,6 +89,7 @@ class Collider:
                         result.criterion,
                         msgspec.json.encode(verdicts).decode(),
                         now,
+                        judgement.judge,
                     ),
                 )
         assert cursor.lastrowid is not None
@@ -101,6 +105,7 @@ class Collider:
             reproduce=_reproduce(self._name, topic, drawn.seed, len(drawn.cards), exclude),
             created=now,
             spark=spark,
+            judge=judgement.judge,
         )
 
     async def verdict(
@@ -161,8 +166,8 @@ class Collider:
 
     async def ledger(self, limit: int) -> list[Collision]:
         rows = await self._store.db.execute_fetchall(
-            "SELECT id, seed, topic, cards, wildcard, presented, criterion, verdicts, created"
-            " FROM draws ORDER BY id DESC LIMIT ?",
+            "SELECT id, seed, topic, cards, wildcard, presented, criterion, verdicts, created,"
+            " judge FROM draws ORDER BY id DESC LIMIT ?",
             (limit,),
         )
         return [
@@ -177,6 +182,7 @@ class Collider:
                 verdicts=msgspec.json.decode(row[7], type=list[VerdictRow]),
                 reproduce=_reproduce(self._name, row[2], row[1], len(json.loads(row[3])), ()),
                 created=row[8],
+                judge=row[9],
             )
             for row in rows
         ]

@@ -98,3 +98,14 @@ class SoulConfig(_Section, frozen=True):
     schedule: ScheduleOverrides = msgspec.field(default_factory=ScheduleOverrides)
     lightning: LightningConfig = msgspec.field(default_factory=LightningConfig)
     gate: GateConfig = msgspec.field(default_factory=GateConfig)
+
+    def __post_init__(self) -> None:
+        if self.llm.base_url is None:
+            for key, value in (
+                ("reflect.reflector", self.reflect.reflector),
+                ("gate.judge", self.gate.judge),
+            ):
+                if value == "llm":
+                    raise ValueError(
+                        f'{key} = "llm" needs an LLM: set [llm] base_url and model, or use "auto"'
+                    )

@@ -39,6 +39,9 @@ _ZH_FUNCTION = frozenset("的了吗呢吧啊么是在和与也就都这那个我
 
 
 class GateConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    # Who judges: "builtin" (this module), "llm" (the soul's [llm]; the built-in judge
+    # decides whenever the model fails), "auto" (llm when [llm] base_url is set).
+    judge: Literal["auto", "builtin", "llm"] = "auto"
     # Share of an open question's content terms a topic or another card's line must cover.
     answer_overlap: float = 0.5
     # Content terms two conclusions must share for a negation between them to be tension.

@@ -23,6 +23,7 @@ from souls.config import SoulConfig
 from souls.hebbian import Associations, pairs
 from souls.homeostasis import check as homeostasis_check
 from souls.inner import InnerStore
+from souls.judge import BuiltinJudge, Judge, LLMJudge
 from souls.llm import ChatClient, LLMReflector
 from souls.metacognition import (
     Confidence,
@@ -90,11 +91,22 @@ class Mind:
 
     def _reflector(self) -> Reflector:
         extractive = ExtractiveReflector(self.config.attention.alarm_keywords)
-        choice = self.config.reflect.reflector
-        if choice == "extractive" or (choice == "auto" and self.config.llm.base_url is None):
+        if self.config.reflect.reflector == "extractive" or self.config.llm.base_url is None:
             return extractive
-        self._llm = ChatClient(self.config.llm)
-        return LLMReflector(self._llm, extractive)
+        return LLMReflector(self._chat(), extractive)
+
+    def _chat(self) -> ChatClient:
+        """The soul's one chat client (one connection pool), made on first use."""
+        if self._llm is None:
+            self._llm = ChatClient(self.config.llm)
+        return self._llm
+
+    def judge(self) -> Judge:
+        """Who judges collisions (``[gate] judge``): the model when the soul has one."""
+        builtin = BuiltinJudge(self.config.gate)
+        if self.config.gate.judge == "builtin" or self.config.llm.base_url is None:
+            return builtin
+        return LLMJudge(self._chat(), builtin)
 
     async def load(self) -> None:
         """Rebuild the mind from the database (at start and after a restart)."""

@@ -197,4 +197,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) STRICT, WITHOUT ROWID;
         """,
     ),
+    (
+        "0007_draw_judge",
+        """
+        -- Who judged a draw at the presentation gate: builtin | llm.
+        ALTER TABLE draws ADD COLUMN judge TEXT NOT NULL DEFAULT 'builtin';
+        """,
+    ),
 )

@@ -637,7 +637,7 @@ class Soul:
             request.topic,
             self._clock.now(),
             self.config.lightning,
-            self.config.gate,
+            self._require_mind().judge(),
             seed=request.seed,
             n=request.n,
             exclude=request.exclude,
@@ -649,6 +649,7 @@ class Soul:
             cards=collision.cards,
             presented=collision.presented,
             criterion=collision.criterion,
+            judge=collision.judge,
         )
         if collision.presented:
             self._require_mind().hold_spark(collision.spark, self._changes)
@@ -664,7 +665,7 @@ class Soul:
 
     async def _tide(self) -> TideReport:
         now = self._clock.now()
-        report = await tide(self._require_store(), now)
+        report = await tide(self._require_store(), now, self.config.hebbian.association_threshold)
         folder = anyio.Path(self._brain.root / "tide")
         await folder.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d")
@@ -679,7 +680,7 @@ class Soul:
         weights = {
             card.number: weight(pool_card(card), now, self.config.lightning) for card in cards
         }
-        report = await tide(self._require_store(), now)
+        report = await tide(self._require_store(), now, self.config.hebbian.association_threshold)
         collider = self._require_collider()
         draws = await collider.ledger(10_000)
         mix = await collider.verdict_mix()

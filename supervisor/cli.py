@@ -430,7 +430,8 @@ def _cards(args: argparse.Namespace) -> int:
 def _collision_text(c: dict[str, Any]) -> str:
     shown = f"presented ({c['criterion']})" if c["presented"] else "silent"
     cards = ", ".join(f"{n:04d}" for n in c["cards"])
-    return f"draw {c['draw']}: cards {cards} on {c['topic']!r}: {shown}  [seed {c['seed']}]"
+    judged = f", judged by {c['judge']}" if c.get("judge", "builtin") != "builtin" else ""
+    return f"draw {c['draw']}: cards {cards} on {c['topic']!r}: {shown}  [seed {c['seed']}{judged}]"
 
 
 def _lightning(args: argparse.Namespace) -> int:

@@ -3,9 +3,14 @@ cards/ folder checked against the database."""
 
 from __future__ import annotations
 
+import http.server
+import json
+import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -272,3 +277,71 @@ def test_the_status_page_renders_in_chromium(
         check=True,
     )
     assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+
+
+class _Judge(http.server.BaseHTTPRequestHandler):
+    """A chat model on loopback that judges every draw: a counterexample on its cards."""
+
+    prompts: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt = body["messages"][1]["content"]
+        self.prompts.append(prompt)
+        drawn = [int(n) for n in re.findall(r"^Card (\d+):", prompt, re.MULTILINE)]
+        verdicts = [
+            {
+                "criterion": criterion,
+                "passed": criterion == "counterexample",
+                "reason": f"card {drawn[0]} line 1 contradicts card {drawn[1]} line 1",
+                "evidence": drawn[:2] if criterion == "counterexample" else [],
+            }
+            for criterion in (
+                "answers_question",
+                "counterexample",
+                "changes_conclusion",
+                "new_direction",
+            )
+        ]
+        content = json.dumps({"verdicts": verdicts})
+        answer = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_soul_with_an_llm_lets_the_model_judge(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Judge)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        soupd_home.add_soul(
+            "ada",
+            f'[llm]\nbase_url = "http://127.0.0.1:{server.server_address[1]}/v1"\n'
+            'model = "judge"\n[reflect]\nreflector = "extractive"\n[gate]\njudge = "llm"\n',
+        )
+        daemon = start_soupd()
+        ten_cards(daemon)
+        collision = daemon.result("lightning", {"soul": "ada", "topic": "zebra crossing"})
+        assert collision["judge"] == "llm"
+        assert collision["presented"] is True  # the built-in judge would have kept silent
+        assert collision["criterion"] == "counterexample"
+        passed = [v for v in collision["verdicts"] if v["passed"]]
+        assert passed[0]["reason"].startswith("passes (llm): card ")
+        assert "Topic: zebra crossing" in _Judge.prompts[-1]
+        assert (
+            "## SPARK\n(counterexample) passes (llm)"
+            in daemon.result("context", {"soul": "ada"})["text"]
+        )
+        ledger = daemon.result("ledger", {"soul": "ada"})
+        assert ledger["draws"][0]["judge"] == "llm"
+        cli = soupd_home.cli("ledger", "ada")
+        assert "judged by llm" in cli.stdout
+    finally:
+        server.shutdown()
+        server.server_close()
