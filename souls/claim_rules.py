@@ -121,11 +121,32 @@ class _Rule:
     # when its sentence holds a date phrase ("I'll go hiking" is no plan, "I'll go hiking
     # tomorrow" is); an action addressed to the listener is a commitment and needs none.
     pattern: re.Pattern[str]
+    # Words a sentence the pattern can match holds (at least one of them): most
+    # sentences skip most patterns on this cheap check.
+    trigger: _Trigger
     dated: bool = False
 
 
-def _rules(*patterns: str, dated: bool = False) -> list[_Rule]:
-    return [_Rule(re.compile(p), dated) for p in patterns]
+@dataclass(frozen=True, slots=True)
+class _Trigger:
+    words: frozenset[str]  # lowercase ASCII words, as _WORDS splits a sentence
+    han: tuple[str, ...]  # Chinese substrings
+
+    def hit(self, words: set[str], sentence: str) -> bool:
+        if not self.words.isdisjoint(words):
+            return True
+        return not sentence.isascii() and any(h in sentence for h in self.han)
+
+
+_WORDS = re.compile(r"[a-z]+")
+
+
+def _trigger(words: str, han: str = "") -> _Trigger:
+    return _Trigger(frozenset(words.split()), tuple(han.split("|")) if han else ())
+
+
+def _rules(*patterns: str, trigger: _Trigger, dated: bool = False) -> list[_Rule]:
+    return [_Rule(re.compile(p), trigger, dated) for p in patterns]
 
 
 # Order matters only among plans and commitments: the first rule that covers an action
@@ -137,6 +158,9 @@ _RULES: tuple[_Rule, ...] = (
         rf"|\bcall\s+me|\bi\s+go\s+by)\s+(?P<name>{_NAME})",
         rf"(?:^|(?<=[，,。\s好]))我叫(?P<name>{_ZH_NAME}){_ZH_END}",
         rf"我的名字(?:是|叫)(?P<name>{_ZH_NAME}){_ZH_END}",
+        trigger=_trigger("name named called call by", "我叫|名字"),
+    ),
+    *_rules(
         # pets
         rf"(?i:\b(?:my|our)\s+(?P<pet_kind>{_KIND})(?:{_AP}s\s+(?:new\s+)?name\s+is"
         rf"|\s+is\s+called|\s+is\s+named|\s+is|\s+named|\s+called))\s+(?:the\s+)?"
@@ -149,11 +173,19 @@ _RULES: tuple[_Rule, ...] = (
         rf"(?P<pet_name>{_ZH_NAME}){_ZH_END}",
         rf"我(?:们)?(?:已经|刚)?把(?:我的|我们的|我家的?|家里的)?(?P<pet_kind>{_ZH_KIND})"
         rf"(?:的名字)?改(?:名|成|为)(?:叫|为|成)?了?(?P<pet_name>{_ZH_NAME}){_ZH_END}",
+        trigger=_trigger(_KIND.replace("|", " ").replace("\\s+", " "), _ZH_KIND),
+    ),
+    *_rules(
         # partner
         rf"(?i:\bmy\s+(?:{_PARTNER})(?:{_AP}s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?)"
         rf"\s+(?P<partner_name>{_NAME})",
         rf"我的?(?:{_ZH_PARTNER})(?:叫做?|名叫|的名字是|的名字叫)(?P<partner_name>{_ZH_NAME})"
         rf"{_ZH_END}",
+        trigger=_trigger(
+            "wife husband partner girlfriend boyfriend fiance fiancee fianc spouse", _ZH_PARTNER
+        ),
+    ),
+    *_rules(
         # places
         rf"(?i:\b(?:i|we)\s+(?:still\s+|now\s+|currently\s+)?live\s+in"
         rf"|\bi(?:{_AP}m|\s+am)\s+(?:now\s+|currently\s+)?living\s+in"
@@ -166,6 +198,12 @@ _RULES: tuple[_Rule, ...] = (
         rf"(?P<hometown>{_PLACE})",
         rf"我(?:的)?老家(?:是|在)(?P<hometown>[{_HAN}]{{2,8}}?){_ZH_PLACE_END}",
         rf"我(?:来自|出生在|是在)(?P<hometown>[{_HAN}]{{2,8}}?){_ZH_PLACE_END}",
+        trigger=_trigger(
+            "live lives living moved relocated from grew born raised hometown",
+            "住|生活|搬|老家|来自|出生|是在",
+        ),
+    ),
+    *_rules(
         # work
         rf"(?i:\bi\s+(?:currently\s+|now\s+)?work\s+as\s+(?:an?\s+)?)"
         rf"(?P<job>[A-Za-z][A-Za-z\-]*(?:\s(?!(?i:at|for|in|and|but|with|on|because)\b)"
@@ -178,6 +216,9 @@ _RULES: tuple[_Rule, ...] = (
         rf"我(?:现在|目前)?是一名(?P<job>[{_HAN}]{{2,8}}?)(?=$|[{_STOPS}]|在|了)",
         rf"我的(?:工作|职业)是(?P<job>[{_HAN}]{{2,8}}?)(?=$|[{_STOPS}]|在|了)",
         rf"我(?:现在|目前)?在(?P<employer>[{_HAN}]{{2,12}}?|{_ORG})(?:工作|上班|任职|实习)",
+        trigger=_trigger("work m am", "一名|工作|职业|上班|任职|实习"),
+    ),
+    *_rules(
         # likes and dislikes
         rf"(?i:\bi\s+(?:really\s+|also\s+|still\s+|absolutely\s+|just\s+|totally\s+"
         rf"|truly\s+|do\s+)?(?:love|like|enjoy|adore))\s+(?P<likes>{_OBJ})",
@@ -192,6 +233,11 @@ _RULES: tuple[_Rule, ...] = (
         rf"(?P<dislikes>{_ZH_PHRASE}){_ZH_PHRASE_END}",
         rf"我(?:真的|也|还|一直|现在|已经)*不(?:再)?爱(?P<dislikes>(?:吃|喝|看|听|玩)"
         rf"{_ZH_PHRASE}){_ZH_PHRASE_END}",
+        trigger=_trigger(
+            "love like enjoy adore hate dislike detest stand longer", "喜|爱|讨厌|受不了"
+        ),
+    ),
+    *_rules(
         # birthday and language
         rf"(?i:\bmy\s+birthday\s+is(?:\s+on)?|\bi\s+was\s+born\s+on)\s+(?P<birthday>{_BDAY})",
         r"我的生日是(?P<birthday>(?:\d{4}年)?\d{1,2}月\d{1,2}[日号])",
@@ -203,6 +249,12 @@ _RULES: tuple[_Rule, ...] = (
         rf"(?:\s+to\s+me)?\s+in)\s+(?P<language>{_LANG})\b",
         rf"我的母语是(?P<language>{_ZH_LANG})",
         rf"(?:^|请)(?:用|说)(?P<language>{_ZH_LANG})(?:回答|回复|跟我说|和我说|和我聊|交流)",
+        trigger=_trigger(
+            "birthday born language tongue native reply respond answer talk speak write",
+            "生日|出生|母语|用|说",
+        ),
+    ),
+    *_rules(
         # promises, then plans
         rf"(?i:\bi\s+(?:solemnly\s+)?promised?(?:\s+you)?(?:\s+to|\s+(?:that\s+)?i{_WILL}"
         rf"|\s+(?:that\s+)?i\s+would|\s+(?:that\s+)?i{_AP}d))\s+{_en_action('commitment')}",
@@ -210,6 +262,9 @@ _RULES: tuple[_Rule, ...] = (
         rf"(?<![你他她们])(?:我们)?说好了要?{_zh_action('commitment')}",
         rf"(?i:\b(?:i|we){_BE}\s+planning\s+to|\b(?:i|we)\s+plan\s+to)\s+{_en_action('plan')}",
         rf"我(?:们)?(?:打算|准备|计划)(?:{_ZH_DATE})?{_zh_action('plan')}",
+        trigger=_trigger(
+            "promise promised plan planning", "答应|保证|承诺|发誓|说好|打算|准备|计划"
+        ),
     ),
     *_rules(
         rf"(?i:\b(?:i|we){_BE})\s+(?P<plan>(?i:going)\s+to\s+(?:(?i:the|a|an|my|our|his|her"
@@ -219,8 +274,17 @@ _RULES: tuple[_Rule, ...] = (
         rf"我(?:们)?(?:可能|也许|大概|应该|或许)?(?:{_ZH_DATE})?(?:要|会|得)(?![不是])"
         rf"{_zh_action('plan')}",
         rf"我(?:们)?(?:可能|也许|大概|应该|或许)?(?:{_ZH_DATE})(?P<plan>(?:去|来|回|给|陪|跟|和)[^{_STOPS}]{{1,29}})",
+        trigger=_trigger("going gonna ll will", "要|会|得|去|来|回|给|陪|跟|和"),
         dated=True,
     ),
+)
+# The rules by trigger, in order (consecutive rules share their group's trigger).
+_GROUPS: tuple[tuple[_Trigger, tuple[_Rule, ...]], ...] = tuple(
+    (group[0].trigger, tuple(group))
+    for group in (
+        [rule for rule in _RULES if rule.trigger is trigger]
+        for trigger in {id(rule.trigger): rule.trigger for rule in _RULES}.values()
+    )
 )
 _ACTION_SLOTS = frozenset({"plan", "commitment"})
 
@@ -247,18 +311,33 @@ _HEDGE = re.compile(
     rf"|not\s+sure|i\s+believe|kind\s+of|sort\s+of|i{_AP}m\s+not\s+sure)\b)"
     r"|可能|也许|大概|或许|好像|估计|应该|说不定|我觉得"
 )
+# Every rule needs a first-person word, or a request for a language ("please reply in",
+# "reply in", 请用, 用...回答).
+_FIRST_PERSON = frozenset("i my we our me please reply respond answer talk speak write".split())
+_FIRST_PERSON_HAN = ("我", "说好", "请", "用", "说")
 _YOU = re.compile(r"(?i:\byou\b)|你|您")
 
 
 def find_claims(text: str, ts: float) -> list[RuleMatch]:
     """Claims of the speaker of ``text``, in text order, one per (slot, casefolded value)."""
+    words = set(_WORDS.findall(text.lower()))
+    if _FIRST_PERSON.isdisjoint(words) and (
+        text.isascii() or not any(h in text for h in _FIRST_PERSON_HAN)
+    ):
+        return []  # every rule needs the speaker to speak of themself (or to ask for a language)
+    if not any(trigger.hit(words, text) for trigger, _ in _GROUPS):
+        return []  # no sentence can trigger a rule the whole text does not
     found: list[RuleMatch] = []
     seen: set[tuple[str, str]] = set()
     for start, end, asked in _sentences(text):
         sentence = text[start:end]
-        if asked or _QUESTION.search(sentence):
+        words = set(_WORDS.findall(sentence.lower()))
+        rules = [
+            rule for trigger, group in _GROUPS if trigger.hit(words, sentence) for rule in group
+        ]
+        if not rules or asked or _QUESTION.search(sentence):
             continue
-        for match in _sentence_claims(sentence, ts):
+        for match in _sentence_claims(sentence, ts, rules):
             key = (match.slot, match.value.casefold())
             if key not in seen:
                 seen.add(key)
@@ -276,15 +355,15 @@ def _sentences(text: str) -> Iterator[tuple[int, int, bool]]:
         yield start, len(text), False
 
 
-def _sentence_claims(sentence: str, ts: float) -> Iterator[RuleMatch]:
+def _sentence_claims(sentence: str, ts: float, rules: list[_Rule]) -> Iterator[RuleMatch]:
     confidence: Confidence = "high"
     if _HEARSAY.search(sentence):
         confidence = "low"
     elif _HEDGE.search(sentence):
         confidence = "medium"
-    due = find_due(sentence, ts)
+    due: list[tuple[int, int, float] | None] = []  # found once, when an action needs it
     actions: list[tuple[int, int]] = []  # spans already claimed by a plan or commitment
-    for rule in _RULES:
+    for rule in rules:
         for m in rule.pattern.finditer(sentence):
             if _inside_quotes(sentence, m.start()) or _CONDITIONAL.search(sentence[: m.start()]):
                 continue
@@ -296,7 +375,9 @@ def _sentence_claims(sentence: str, ts: float) -> Iterator[RuleMatch]:
                     span = m.span(slot)
                     if not any(a < span[1] and span[0] < b for a, b in actions):
                         actions.append(span)
-                        action = _action(slot, sentence, m, due, rule.dated, confidence)
+                        if not due:
+                            due.append(find_due(sentence, ts))
+                        action = _action(slot, sentence, m, due[0], rule.dated, confidence)
                         if action is not None:
                             yield action
                     continue
