@@ -88,7 +88,14 @@ def decode_request(frame: bytes) -> Request:
         raise MalformedFrame(
             f"frame is not valid UTF-8 JSON ({exc}); send one JSON object per line"
         ) from None
+    except RecursionError:
+        # msgspec recurses per nesting level, even to skip over ``params``.
+        raise MalformedFrame(f"frame is {_TOO_DEEP}") from None
 
+
+# No request needs more than a few levels; JSON nested deeper than the decoder can
+# follow is refused like any other unreadable input.
+_TOO_DEEP = "nested too deeply (hundreds of levels of JSON arrays or objects); flatten it"
 
 _param_decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
 
@@ -104,6 +111,8 @@ def decode_params(method: str, raw: msgspec.Raw, kind: type[T]) -> T:
         raise InvalidParams(
             f"invalid params for {method}: {_describe(exc)}; see the protocol section of the README"
         ) from None
+    except RecursionError:
+        raise InvalidParams(f"invalid params for {method}: params are {_TOO_DEEP}") from None
 
 
 def encode_request(id: RequestId, method: str, params: Any) -> bytes:

@@ -232,6 +232,19 @@ class _Connection:
         except SoupdError as error:
             self._reply(None)(None, error)
             return
+        except Exception:  # noqa: BLE001 - see below
+            # The slot taken above must get its reply (the connection waits for it to
+            # close), and an error escaping here would end every connection with the
+            # listener's task group.
+            _log.exception("socket.decode_failed", frame_bytes=len(frame))
+            self._reply(None)(
+                None,
+                SoupdError(
+                    "internal error reading this frame; the daemon log has the details "
+                    "(please report it)"
+                ),
+            )
+            return
         reply = CallbackReply(self._reply(request.id))
         try:
             if request.method == "subscribe":

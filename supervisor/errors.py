@@ -18,6 +18,7 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     ├── RejectedInput                hygiene.<rule>
     ├── SoulBusy                     busy
     ├── SoulUnavailable              soul_unavailable
+    ├── StoreUnusable                store_unusable
     ├── AskTimeout                   timeout
     ├── PeerRefused                  peer_refused
     ├── ClientError
@@ -26,6 +27,8 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     ├── AlreadyRunning               already_running
     ├── InjectedFault                injected_fault
     ├── LLMError                     llm_unavailable   (souls/llm.py)
+    ├── ChannelError                 channel.upstream  (channels/base.py)
+    │   └── NotAcknowledged          channel.unacknowledged
     └── SupervisorError
         ├── ChildStartError          child_start_failed
         └── RestartIntensityExceeded restart_intensity
@@ -52,6 +55,7 @@ __all__ = [
     "SoulBusy",
     "SoulUnavailable",
     "SoupdError",
+    "StoreUnusable",
     "SupervisorError",
     "UnknownMethod",
     "UnknownSoul",
@@ -129,6 +133,19 @@ class SoulBusy(SoupdError):
     """A mailbox is full and the caller asked not to wait."""
 
     code = "busy"
+
+
+class StoreUnusable(SoupdError):
+    """A soul's database cannot be opened or read: not a database, corrupt, no access."""
+
+    code = "store_unusable"
+
+    def __init__(self, path: object, cause: BaseException) -> None:
+        super().__init__(
+            f"cannot use the soul database {path}: {cause}; restore it from a backup, or "
+            "move it away and the soul starts afresh"
+        )
+        self.path = str(path)
 
 
 class SoulUnavailable(SoupdError):
