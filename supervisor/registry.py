@@ -2,14 +2,39 @@
 
 A :class:`SoulHandle` is what the rest of the daemon holds on to: the soul's name,
 config and mailbox. The mailbox belongs to the handle, not to the actor task, so it
-survives the actor's restarts. Each soul runs under its own small supervisor (restart
-intensity from its TOML); that supervisor is a *temporary* child of the ``souls``
-dynamic supervisor, so a soul that keeps crashing is stopped and reported failed
-while its siblings never notice.
+survives the actor's restarts and its hibernation: whoever sends mail never needs to
+know whether the soul is awake. Each soul is one *temporary* child of the ``souls``
+dynamic supervisor, a host that lives as long as the soul is configured::
+
+    soul:<name>   host: hibernating ⇄ awake
+      └─ soul:<name>   the soul's own supervisor, while awake (restart intensity
+           └─ actor     from its TOML) over the actor: the store open, the mind loaded
+
+States (``SoulHandle.state``)::
+
+    hibernating ─mail─► starting ──► running ─idle─► hibernating
+                                        │ crash ▲
+                                        └► restarting      (too many crashes: failed;
+                                                            stopped on purpose: stopped)
+
+Invariants a caller may rely on:
+
+* A soul with ``[lifecycle] hibernate_after > 0`` starts hibernating: nothing of it is
+  opened until its first message. With 0 it starts awake (its database opened before
+  the daemon is ready) and never hibernates.
+* Hibernating, the host waits on the mailbox itself. The first envelope to arrive is
+  put back at the head of the queue and the soul is started; so any message at all (a
+  request, a scheduled job, a wake-up) wakes it, and mail is handled in the order it
+  was sent. Mail that arrives while an idle soul is closing stays queued and wakes it
+  again at once: nothing queued is ever lost, no caller sees an error.
+* A crash while awake restarts the actor under its own supervisor, as ever; too many
+  crashes, or a database that cannot be opened on waking, fail the soul (its queued
+  mail is answered with ``soul_unavailable``) and spare its siblings.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +50,18 @@ from souls.mailbox import Mailbox
 from souls.messages import Message
 from souls.mind import Emit
 from souls.soul import Soul
-from supervisor.errors import RestartIntensityExceeded, SoulUnavailable, UnknownSoul
+from supervisor.errors import (
+    ChildStartError,
+    RestartIntensityExceeded,
+    SoulUnavailable,
+    UnknownSoul,
+)
 from supervisor.tree import ChildSpec, Supervisor
 
-__all__ = ["Registry", "SoulHandle", "SoulState"]
+__all__ = ["Registry", "RegistryStatistics", "SoulHandle", "SoulState"]
 
-SoulState = Literal["starting", "running", "restarting", "failed", "stopped"]
+SoulState = Literal["starting", "running", "hibernating", "restarting", "failed", "stopped"]
+_AWAKE: frozenset[SoulState] = frozenset({"starting", "running", "restarting"})
 
 
 @dataclass(eq=False)
@@ -43,15 +74,18 @@ class SoulHandle:
     # Where the soul's outputs go (the daemon's outputs hub), if anywhere.
     emit: Emit | None = None
     state: SoulState = "starting"
-    starts: int = 0
+    # Restarts after a crash, and wakes from hibernation, since the daemon started.
+    restarts: int = 0
+    wakes: int = 0
     last_error: str | None = None
     _log: structlog.typing.FilteringBoundLogger = field(
         default_factory=lambda: structlog.get_logger("soupd.registry")
     )
 
     @property
-    def restarts(self) -> int:
-        return max(self.starts - 1, 0)
+    def awake(self) -> bool:
+        """Whether the soul's database is open (it is starting, running or restarting)."""
+        return self.state in _AWAKE
 
     def fail(self, reason: str) -> None:
         """Stop taking mail for good and fail whatever is still queued."""
@@ -77,41 +111,103 @@ class SoulHandle:
         self.state = "running"
 
     def child_spec(self, clock: Clock) -> ChildSpec:
-        """The spec that hosts this soul under its own supervisor."""
+        """The spec that hosts this soul, hibernating or awake, for as long as it runs."""
         restart = self.config.restart
-
-        async def actor(task_status: anyio.abc.TaskStatus[None]) -> None:
-            # A fresh Soul on every start: in-memory state is rebuilt from the database.
-            soul = Soul(
-                self.name,
-                self.config,
-                db_path=self.db_path,
-                brain_dir=self.brain_dir,
-                clock=clock,
-                emit=self.emit,
-            )
-            self.state = "restarting" if self.starts else "starting"
-            self.starts += 1
-            await soul.run(self.mailbox, task_status=_Started(task_status, self._running))
-
-        own = Supervisor(
-            f"soul:{self.name}",
-            [ChildSpec("actor", actor, restart="permanent", shutdown=restart.shutdown)],
-            max_restarts=restart.max_restarts,
-            max_seconds=restart.max_seconds,
-        )
+        lazy = self.config.lifecycle.hibernate_after > 0
 
         async def host(task_status: anyio.abc.TaskStatus[Any]) -> None:
+            # Until the first start is reported, a failure to start belongs to whoever
+            # starts the soul (the daemon fails it and goes on with the others).
+            status: anyio.abc.TaskStatus[Any] | None = task_status
             try:
-                await own.run(task_status=task_status)
+                if lazy:
+                    # Its folder exists from the start (for SOUL.md and TASKS.md); its
+                    # database is opened only when the first message wakes it.
+                    await anyio.to_thread.run_sync(_make_dirs, self.db_path.parent, self.brain_dir)
+                    self.state = "hibernating"
+                    self._log.info("soul.started", soul=self.name, state=self.state)
+                    task_status.started()
+                    status = None
+                while True:
+                    if self.state == "hibernating":
+                        if not await self._wait_for_mail():
+                            return
+                        self.wakes += 1
+                        self._log.info("soul.waking", soul=self.name)
+                    await self._awake(clock, status)
+                    status = None
+                    self.state = "hibernating"
             except RestartIntensityExceeded as exc:
                 self.fail(str(exc.__cause__ or exc))
                 self._log.error("soul.failed", soul=self.name, reason=self.last_error)
+            except ChildStartError as exc:
+                if status is not None:
+                    raise
+                cause = exc.__cause__ or exc
+                self.fail(f"{type(cause).__name__}: {cause}")
+                self._log.error("soul.wake_failed", soul=self.name, reason=self.last_error)
             except anyio.get_cancelled_exc_class():
                 self.stop()
                 raise
 
         return ChildSpec(f"soul:{self.name}", host, restart="temporary", shutdown=restart.shutdown)
+
+    async def _wait_for_mail(self) -> bool:
+        """Wait, hibernating, for the first message, and put it back at the head of the
+        queue for the soul to handle; False once the mailbox is closed and empty."""
+        try:
+            first = await self.mailbox.receive_batch(1)
+        except anyio.EndOfStream:
+            return False
+        self.mailbox.redeliver(first)
+        return True
+
+    async def _awake(self, clock: Clock, task_status: anyio.abc.TaskStatus[Any] | None) -> None:
+        """Run the soul under its own supervisor until it hibernates."""
+        restart = self.config.restart
+        # A soul woken from hibernation was idle until now: if only housekeeping woke
+        # it, it goes back to sleep as soon as that is done. One restarted after a
+        # crash was busy: it counts as active from its restart.
+        idle_since = -math.inf if self.config.lifecycle.hibernate_after > 0 else None
+        booted = False
+        with anyio.CancelScope() as asleep:
+
+            async def actor(task_status: anyio.abc.TaskStatus[None]) -> None:
+                nonlocal booted
+                # A fresh Soul on every start: in-memory state is rebuilt from the database.
+                soul = Soul(
+                    self.name,
+                    self.config,
+                    db_path=self.db_path,
+                    brain_dir=self.brain_dir,
+                    clock=clock,
+                    emit=self.emit,
+                )
+                booted_before, booted = booted, True
+                self.state = "restarting" if booted_before else "starting"
+                if booted_before:
+                    self.restarts += 1
+                await soul.run(
+                    self.mailbox,
+                    task_status=_Started(task_status, self._running),
+                    active_at=None if booted_before else idle_since,
+                )
+                # Soul.run returns only when the soul hibernates: its store is closed;
+                # its supervisor goes down with it.
+                asleep.cancel()
+
+            own = Supervisor(
+                f"soul:{self.name}",
+                [ChildSpec("actor", actor, restart="transient", shutdown=restart.shutdown)],
+                max_restarts=restart.max_restarts,
+                max_seconds=restart.max_seconds,
+            )
+            await own.run(task_status=task_status or anyio.TASK_STATUS_IGNORED)
+
+
+def _make_dirs(*paths: Path) -> None:
+    for path in paths:
+        path.mkdir(parents=True, exist_ok=True)
 
 
 class _Started:
@@ -126,6 +222,14 @@ class _Started:
         self._inner.started(value)
 
 
+@dataclass(frozen=True, slots=True)
+class RegistryStatistics:
+    souls: int
+    awake: int
+    hibernating: int
+    failed: int
+
+
 class Registry:
     """Name → handle for every configured soul (the router of DESIGN §1)."""
 
@@ -136,7 +240,8 @@ class Registry:
         self._souls[handle.name] = handle
 
     def lookup(self, name: str) -> SoulHandle:
-        """The handle of a soul that can take mail; UnknownSoul / SoulUnavailable otherwise."""
+        """The handle of a soul that can take mail (awake or hibernating: mail wakes it);
+        UnknownSoul / SoulUnavailable otherwise."""
         handle = self._souls.get(name)
         if handle is None:
             raise UnknownSoul(name)
@@ -161,3 +266,12 @@ class Registry:
 
     def handles(self) -> list[SoulHandle]:
         return [self._souls[name] for name in sorted(self._souls)]
+
+    def statistics(self) -> RegistryStatistics:
+        states = [handle.state for handle in self._souls.values()]
+        return RegistryStatistics(
+            souls=len(states),
+            awake=sum(1 for state in states if state in _AWAKE),
+            hibernating=states.count("hibernating"),
+            failed=states.count("failed"),
+        )

@@ -131,14 +131,15 @@ def test_status_souls_and_stats(soupd: Daemon) -> None:
     assert f"pid: {soupd.pid}" in human.splitlines()
 
     souls = json.loads(ok(home.cli("--json", "souls")))
+    # beta was sent nothing: it still hibernates, as every soul starts.
     assert [(s["name"], s["state"], s["restarts"]) for s in souls["souls"]] == [
         ("alpha", "running", 0),
-        ("beta", "running", 0),
+        ("beta", "hibernating", 0),
     ]
     table = ok(home.cli("souls")).splitlines()
     assert table[0].split() == ["NAME", "STATE", "RESTARTS", "QUEUED"]
     assert table[1].split()[:3] == ["alpha", "running", "0"]
-    assert table[2].split()[:3] == ["beta", "running", "0"]
+    assert table[2].split()[:3] == ["beta", "hibernating", "0"]
 
     stats = json.loads(ok(home.cli("--json", "stats", "alpha")))
     assert (stats["soul"], stats["events"], stats["memories"]) == ("alpha", 1, 1)

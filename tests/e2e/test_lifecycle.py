@@ -53,7 +53,10 @@ def test_no_soul_files_means_one_default_soul(start_soupd: StartSoupd) -> None:
     daemon = start_soupd()
 
     souls = daemon.result("soul.list")["souls"]
-    assert [(s["name"], s["state"], s["restarts"]) for s in souls] == [("default", "running", 0)]
+    # Hibernating until its first message: its database is not even opened yet.
+    assert [(s["name"], s["state"], s["restarts"]) for s in souls] == [
+        ("default", "hibernating", 0)
+    ]
     status = daemon.result("daemon.status")
     assert status["pid"] == daemon.pid
     assert status["souls"] == 1

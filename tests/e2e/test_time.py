@@ -158,7 +158,8 @@ def test_sighup_reloads_souls_and_rejects_a_bad_edit(
     (soupd_home.config_dir / "souls" / "bob.toml").unlink()  # goes away
     soupd_home.add_soul("ada", "[recall]\nk = 3\n")  # changes
     daemon.send_signal(signal.SIGHUP)
-    wait_for(lambda: souls() == {"ada": "running", "cy": "running"}, "the reloaded souls")
+    # Started anew, as every soul starts: hibernating until mail comes.
+    wait_for(lambda: souls() == {"ada": "hibernating", "cy": "hibernating"}, "the reloaded souls")
     assert daemon.result("recall", {"soul": "ada", "query": "remembers"})["items"]
 
     soupd_home.add_soul("ada", "[recall]\nkk = 3\n")  # a typo
@@ -169,7 +170,7 @@ def test_sighup_reloads_souls_and_rejects_a_bad_edit(
     )
     assert rejected[-1]["key"] == "recall.kk"
     assert rejected[-1]["file"].endswith("ada.toml")
-    assert souls() == {"ada": "running", "cy": "running"}  # the last good config stays
+    assert souls() == {"ada": "running", "cy": "hibernating"}  # the last good config stays
 
 
 def test_file_changes_reload_when_watching(soupd_home: Home, start_soupd: StartSoupd) -> None:

@@ -1,5 +1,6 @@
 """Souls hosted as the daemon hosts them: each under its own supervisor, as a temporary
-child of a dynamic ``souls`` supervisor; crashes restart, too many crashes fail the soul."""
+child of a dynamic ``souls`` supervisor; crashes restart, too many crashes fail the soul.
+Hibernation has its own module (``test_registry_hibernation``); souls here stay open."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from conftest import MAILBOX_HYGIENE
 
 from souls.clock import FixedClock
-from souls.config import MailboxConfig, RestartConfig, SoulConfig
+from souls.config import LifecycleConfig, MailboxConfig, RestartConfig, SoulConfig
 from souls.events import EventIn
 from souls.mailbox import Future, Mailbox
 from souls.messages import Crash, Observe, Recall, Stats
@@ -23,10 +24,14 @@ from supervisor.registry import Registry, SoulHandle
 from supervisor.tree import Supervisor
 
 T0 = 1_780_000_000.0
+# Never hibernates: opened at start, like a soul of old.
+EAGER = LifecycleConfig(hibernate_after=0)
+OPEN = SoulConfig(lifecycle=EAGER)
 # Generous window: the test controls how many crashes there are, never how fast.
 BRITTLE = SoulConfig(
     mailbox=MailboxConfig(batch=1),  # one message per turn: one crash per Crash
     restart=RestartConfig(max_restarts=2, max_seconds=60.0, shutdown=5.0),
+    lifecycle=EAGER,
 )
 
 
@@ -87,7 +92,7 @@ async def test_lookup(tmp_path: Path) -> None:
 
 
 async def test_handles_report_running_once_started(tmp_path: Path) -> None:
-    alpha = handle(tmp_path, "alpha", SoulConfig())
+    alpha = handle(tmp_path, "alpha", OPEN)
     assert (alpha.state, alpha.restarts) == ("starting", 0)
     async with souls_tree(registry_of(alpha)):
         assert (alpha.state, alpha.restarts, alpha.last_error) == ("running", 0, None)
@@ -177,8 +182,8 @@ async def test_too_many_crashes_fail_the_soul_and_spare_its_sibling(tmp_path: Pa
 
 
 async def test_a_stopped_soul_reports_stopped(tmp_path: Path) -> None:
-    alpha = handle(tmp_path, "alpha", SoulConfig())
-    beta = handle(tmp_path, "beta", SoulConfig())
+    alpha = handle(tmp_path, "alpha", OPEN)
+    beta = handle(tmp_path, "beta", OPEN)
     registry = registry_of(alpha, beta)
     async with souls_tree(registry) as souls:
         await ask(alpha, Observe(EventIn(text="one")))
@@ -194,7 +199,7 @@ async def test_a_crash_costs_only_the_mail_that_caused_it(tmp_path: Path) -> Non
     # One turn holds an event, the crash and another event: the first is committed and
     # acknowledged before the crash, the crash's reply fails, and the event after it is
     # handed back to the mailbox and stored by the restarted soul - once each.
-    alpha = handle(tmp_path, "alpha", SoulConfig(restart=BRITTLE.restart))
+    alpha = handle(tmp_path, "alpha", SoulConfig(restart=BRITTLE.restart, lifecycle=EAGER))
     before, crash, after = Future(), Future(), Future()
     alpha.mailbox.tell_nowait(Observe(EventIn(text="first of the turn", ref="a")), before)
     alpha.mailbox.tell_nowait(Crash("mid-turn"), crash)

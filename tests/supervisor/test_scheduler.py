@@ -1,12 +1,13 @@
 """The scheduler: its triggers, per-soul overrides, catching up on runs missed while
-the daemon was down, and the jobs it registers for real souls."""
+the daemon was down, the jobs it registers for real souls, and how it treats souls that
+hibernate (errands, catching up in the background, the TASKS.md sweep)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -18,12 +19,13 @@ from apscheduler.triggers.interval import IntervalTrigger
 from conftest import MAILBOX_HYGIENE
 
 from souls.clock import SystemClock
-from souls.config import ScheduleOverrides, SoulConfig
+from souls.config import LifecycleConfig, ScheduleOverrides, SoulConfig
 from souls.mailbox import Mailbox
 from souls.messages import LastRuns
+from souls.store import Store
 from supervisor.config import DaemonConfig, ScheduleConfig, Settings
 from supervisor.registry import Registry, SoulHandle
-from supervisor.scheduler import Scheduler, _missed, _triggers
+from supervisor.scheduler import Scheduler, SchedulerStatistics, _missed, _triggers
 from supervisor.tree import Supervisor
 
 pytestmark = MAILBOX_HYGIENE
@@ -77,13 +79,24 @@ def test_a_run_missed_while_down_is_detected() -> None:
     assert not _missed(every, now.timestamp() - 5 * 60, now)
 
 
+# Hibernates only when nothing but housekeeping came (never within a test otherwise).
+SLEEPY = LifecycleConfig(hibernate_after=3600)
+
+
 @asynccontextmanager
 async def scheduled(
-    tmp_path: Path, ran: dict[str, float] | None = None
+    tmp_path: Path,
+    ran: dict[str, float] | None = None,
+    lifecycle: LifecycleConfig | None = None,
+    schedule: ScheduleConfig | None = None,
 ) -> AsyncIterator[tuple[Scheduler, SoulHandle]]:
     """A real soul under a souls supervisor, then the scheduler. ``ran``: job runs to
-    pretend happened before the scheduler starts (written to the soul's state)."""
-    config = SoulConfig(schedule=ScheduleOverrides(decay="01:45"))
+    pretend happened before the scheduler starts (written to the soul's state, which
+    the soul creates first). By default the soul never hibernates."""
+    config = SoulConfig(
+        schedule=ScheduleOverrides(decay="01:45"),
+        lifecycle=lifecycle or LifecycleConfig(hibernate_after=0),
+    )
     handle = SoulHandle(
         name="ada",
         config=config,
@@ -94,7 +107,7 @@ async def scheduled(
     registry = Registry()
     registry.add(handle)
     settings = Settings(
-        daemon=DaemonConfig(),
+        daemon=DaemonConfig(schedule=schedule or ScheduleConfig()),
         souls={"ada": config},
         config_file=tmp_path / "soupd.toml",
         souls_dir=tmp_path / "souls",
@@ -105,12 +118,14 @@ async def scheduled(
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tg:
             await tg.start(souls.run)
+            if ran is not None:
+                await (await Store.open(handle.db_path)).close()  # creates the tables
+                with sqlite3.connect(handle.db_path) as db:
+                    db.executemany(
+                        "INSERT INTO soul_state (key, value) VALUES (?, ?)",
+                        [(f"ran.{job}", repr(at)) for job, at in ran.items()],
+                    )
             await souls.start_child(handle.child_spec(SystemClock()))
-            with sqlite3.connect(handle.db_path) as db:
-                db.executemany(
-                    "INSERT INTO soul_state (key, value) VALUES (?, ?)",
-                    [(f"ran.{job}", repr(at)) for job, at in (ran or {}).items()],
-                )
             scheduler = await tg.start(Scheduler(settings, registry).run)
             yield scheduler, handle
             tg.cancel_scope.cancel()
@@ -139,3 +154,92 @@ async def test_a_job_missed_while_down_runs_at_start(tmp_path: Path) -> None:
     assert runs["decay"] > recently  # caught up
     assert runs["weekly"] == recently  # not due since: left alone
     assert "homeostasis" not in runs  # never ran before: nothing to catch up
+
+
+def test_homeostasis_checks_are_spread_over_their_interval() -> None:
+    before = dt.datetime.now(UTC)
+    half = _triggers(ScheduleConfig(homeostasis_minutes=10), 0.5)["homeostasis"]
+    after = dt.datetime.now(UTC)
+    first = half.get_next_fire_time(None, before)
+    assert before + dt.timedelta(minutes=5) <= first <= after + dt.timedelta(minutes=5)
+    assert half.get_next_fire_time(first, first) == first + dt.timedelta(minutes=10)
+    assert half.interval_length == 600
+
+
+async def wait_until(predicate: Callable[[], bool]) -> None:
+    # Polls what a caller can observe; bounded, never a measurement.
+    with anyio.fail_after(10):
+        while not predicate():  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+
+
+async def last_runs(handle: SoulHandle) -> dict[str, float]:
+    runs: dict[str, float] = await handle.mailbox.ask(LastRuns(), timeout=5)
+    return runs
+
+
+async def test_a_soul_that_never_ran_is_not_woken_to_catch_up(tmp_path: Path) -> None:
+    async with scheduled(tmp_path, lifecycle=SLEEPY) as (scheduler, handle):
+        caught_up = SchedulerStatistics(souls=1, behind=0, watched=1, jobs=3)
+        await wait_until(lambda: scheduler.statistics() == caught_up)
+        assert (handle.state, handle.wakes) == ("hibernating", 0)
+        assert not handle.db_path.exists()
+
+
+async def test_a_hibernating_soul_catches_up_and_goes_back_to_sleep(tmp_path: Path) -> None:
+    long_ago = time.time() - 3 * 86_400
+    async with scheduled(tmp_path, {"decay": long_ago}, lifecycle=SLEEPY) as (scheduler, handle):
+        assert handle.state == "hibernating"  # adding a soul wakes nothing
+        await wait_until(lambda: scheduler.statistics().behind == 0)
+        while (await last_runs(handle))["decay"] == long_ago:  # noqa: ASYNC110 - polls what a caller can observe
+            await anyio.sleep(0.01)
+        # Catching up, the decay and LastRuns itself are housekeeping: however long
+        # hibernate_after is, the soul went back to sleep after each of them.
+        await wait_until(lambda: handle.state == "hibernating")
+        assert handle.wakes >= 2
+        assert handle.restarts == 0
+
+
+async def test_a_job_for_a_hibernating_soul_wakes_it_only_for_the_job(tmp_path: Path) -> None:
+    async with scheduled(tmp_path, lifecycle=SLEEPY) as (scheduler, handle):
+        await wait_until(lambda: scheduler.statistics().behind == 0)
+        job = scheduler._require().get_job("homeostasis:ada")
+        job.modify(next_run_time=dt.datetime.now(UTC))  # as if its time had come
+        await wait_until(lambda: handle.wakes == 1 and handle.state == "hibernating")
+        assert "homeostasis" in await last_runs(handle)
+        await wait_until(lambda: handle.state == "hibernating")
+
+
+async def test_tasks_of_a_hibernating_soul_are_noticed_by_the_sweep(tmp_path: Path) -> None:
+    fast = ScheduleConfig(tasks_poll_seconds=0.01, tasks_sweep_per_second=100)
+    async with scheduled(tmp_path, lifecycle=SLEEPY, schedule=fast) as (scheduler, handle):
+        await wait_until(lambda: scheduler.statistics().watched == 1)
+        assert handle.wakes == 0
+        tasks = handle.brain_dir / "TASKS.md"
+        tasks.write_text("- [ ] renew the domain @due(2099-01-01)\n", encoding="utf-8")
+        aps = scheduler._require()
+        await wait_until(lambda: any(j.id.startswith("due:ada:") for j in aps.get_jobs()))
+        await wait_until(lambda: handle.state == "hibernating")
+        assert handle.wakes == 1  # woken once, to read the file
+        tasks.write_text("- [x] renew the domain @due(2099-01-01)\n", encoding="utf-8")
+        await wait_until(lambda: not any(j.id.startswith("due:ada:") for j in aps.get_jobs()))
+
+
+def test_the_sweep_visits_hibernating_souls_in_turn(tmp_path: Path) -> None:
+    names = ["a", "b", "c", "d", "e"]
+    handles = [
+        SoulHandle(n, SoulConfig(), tmp_path / n / "soul.db", tmp_path / n, Mailbox(n, 1))
+        for n in names
+    ]
+    settings = Settings(
+        daemon=DaemonConfig(),
+        souls={},
+        config_file=tmp_path / "soupd.toml",
+        souls_dir=tmp_path / "souls",
+        state_dir=tmp_path,
+        socket=tmp_path / "s.sock",
+    )
+    scheduler = Scheduler(settings, Registry())
+    sweeps = [[h.name for h in scheduler._next_sweep(handles, 2)] for _ in range(3)]
+    assert sweeps == [["a", "b"], ["c", "d"], ["e", "a"]]
+    assert [h.name for h in scheduler._next_sweep(handles, 5)] == names
