@@ -1,0 +1,415 @@
+"""What every chat or webhook channel shares: the reconnect loop, handing events to
+souls, and the outbound queue.
+
+A channel is a supervised child (:mod:`channels.supervisor`). A subclass implements
+:meth:`Channel.serve` (connect, call :meth:`Channel.up`, relay until the upstream is
+lost) and, when it can answer, :meth:`Channel.send`. The base class guarantees:
+
+* **Reconnects never end.** Whatever ends ``serve`` — the upstream closing, a network
+  error, a refused token, a payload it could not map — the channel waits a jittered,
+  capped exponential delay (:class:`Backoff`) and connects again. Its state
+  (``connecting`` / ``up`` / ``backoff`` with the last error and the next retry) is
+  what ``daemon.status`` shows.
+* **Acknowledged means stored.** :meth:`Channel.deliver` returns only once every soul
+  the channel feeds has acknowledged the event (stored, duplicate or dropped by its
+  gates: each a final answer); otherwise it raises :class:`NotAcknowledged` and the
+  subclass must not acknowledge upstream, so the upstream sends the event again.
+  ``ref`` makes that redelivery idempotent.
+* **No channel ever blocks a soul.** Outputs reach a channel through its own bounded
+  subscription and outbox; when either is full the output is dropped for this channel
+  only, counted (``outbox_overflow``) and logged. A slow upstream slows nobody else.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Literal
+
+import anyio
+import anyio.abc
+import msgspec
+import structlog
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from channels.config import ChannelConfig
+from souls.events import EventIn
+from souls.mailbox import Future
+from souls.messages import Observe
+from souls.results import PushResult
+from supervisor.errors import RejectedInput, SoupdError
+from supervisor.outputs import Output, Outputs
+from supervisor.registry import Registry
+
+__all__ = [
+    "Backoff",
+    "Channel",
+    "ChannelError",
+    "ChannelState",
+    "ChannelStatistics",
+    "Conversations",
+    "NotAcknowledged",
+    "Outgoing",
+    "chat_event",
+]
+
+ChannelState = Literal["connecting", "up", "backoff", "failed", "stopped"]
+
+# A failed send is tried this many times in all before the message is dropped.
+_SEND_ATTEMPTS = 3
+
+
+class ChannelError(SoupdError):
+    """An upstream failed or refused; the message names the upstream and what to do."""
+
+    code = "channel.upstream"
+
+
+class NotAcknowledged(ChannelError):
+    """A soul did not acknowledge an inbound event; the upstream must send it again."""
+
+    code = "channel.unacknowledged"
+
+
+class Backoff:
+    """Delays for reconnecting: ``initial * 2**n`` capped at ``maximum``, each drawn
+    uniformly between half and all of it so that many channels do not retry in step."""
+
+    def __init__(self, initial: float, maximum: float, rng: random.Random | None = None) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self.attempts = 0
+        self._rng = rng or random.Random()
+
+    def next(self) -> float:
+        ceiling = min(self.maximum, self.initial * 2 ** min(self.attempts, 64))
+        self.attempts += 1
+        return self._rng.uniform(ceiling / 2, ceiling)
+
+    def reset(self) -> None:
+        self.attempts = 0
+
+
+class Outgoing(msgspec.Struct, frozen=True):
+    """One message to send upstream, to a conversation of this channel."""
+
+    conversation: str
+    text: str
+    soul: str
+    kind: str
+
+
+class Conversations:
+    """Where each soul last heard from someone: ``soul → (channel, conversation)``.
+
+    Outputs that name no session (a wake-up) go back there. Shared by every channel,
+    so a soul fed by two channels answers on the one it heard from last. Bounded by
+    the number of souls.
+    """
+
+    def __init__(self) -> None:
+        self._latest: dict[str, tuple[str, str]] = {}
+
+    def note(self, soul: str, channel: str, conversation: str) -> None:
+        self._latest[soul] = (channel, conversation)
+
+    def latest(self, soul: str) -> tuple[str, str] | None:
+        return self._latest.get(soul)
+
+    def forget_channel(self, channel: str) -> None:
+        self._latest = {s: c for s, c in self._latest.items() if c[0] != channel}
+
+
+@dataclass(slots=True)
+class ChannelStatistics:
+    """Counters since the channel started."""
+
+    # Inbound: events mapped, and what the souls made of them.
+    received: int = 0
+    stored: int = 0
+    duplicate: int = 0
+    dropped: int = 0
+    rejected: int = 0
+    # Inbound events the souls did not acknowledge (the upstream sends them again).
+    unacknowledged: int = 0
+    # Upstream items that are no event for a soul (own messages, joins, edits...).
+    skipped: int = 0
+    # Outbound.
+    sent: int = 0
+    send_failed: int = 0
+    outbox_overflow: int = 0
+    unroutable: int = 0
+    reconnects: int = 0
+
+
+def chat_event(
+    channel: str,
+    *,
+    text: str,
+    conversation: str,
+    ref: str,
+    sender: str | None,
+    group: str | None,
+    mentioned: bool,
+    ts: float | str | None = None,
+    voice: bool = False,
+) -> EventIn:
+    """The event for one chat message, the same way for every chat channel.
+
+    A private chat is kind ``dm`` and counts as addressed to the soul (``mentioned``),
+    so a voice message there scores like a typed one; in a group only a mention does.
+    Speech-to-text is kind ``voice``. The session ``<channel>:<conversation>`` is how
+    an answer finds its way back.
+    """
+    private = group is None
+    return EventIn(
+        text=text,
+        kind="voice" if voice else "dm" if private else "message",
+        channel=channel,
+        sender=sender,
+        group=group,
+        mentioned=private or mentioned,
+        ref=ref,
+        ts=ts,
+        session=f"{channel}:{conversation}",
+    )
+
+
+class Channel:
+    """Base of every channel; see the module docstring for what it guarantees."""
+
+    kind: ClassVar[str] = "channel"
+
+    def __init__(
+        self,
+        config: ChannelConfig,
+        registry: Registry,
+        outputs: Outputs,
+        conversations: Conversations,
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.stats = ChannelStatistics()
+        self.state: ChannelState = "connecting"
+        self.last_error: str | None = None
+        self.next_retry_at: float | None = None
+        self._registry = registry
+        self._outputs = outputs
+        self._conversations = conversations
+        self._rng = rng or random.Random()
+        self._backoff = Backoff(config.backoff_initial, config.backoff_max, self._rng)
+        # The outbox exists while run() does (it owns and closes both ends).
+        self._outbox: MemoryObjectSendStream[Outgoing] | None = None
+        self.log = structlog.get_logger("soupd.channels").bind(channel=self.name)
+
+    # -- what a subclass implements ------------------------------------------------
+
+    async def serve(self) -> None:
+        """Connect, call :meth:`up`, relay until the upstream is lost (return or raise)."""
+        raise NotImplementedError
+
+    async def send(self, conversation: str, text: str) -> None:
+        """Send ``text`` to ``conversation``; raise on failure (it is retried)."""
+        raise NotImplementedError
+
+    def details(self) -> dict[str, Any]:
+        """Kind-specific facts for the status (say, the address a webhook listens on)."""
+        return {}
+
+    # -- the child -----------------------------------------------------------------
+
+    async def run(self, task_status: anyio.abc.TaskStatus[Any]) -> None:
+        """The channel's life: outbound relay, then reconnect forever until cancelled.
+
+        ``started()`` comes at once: an unreachable upstream must not hold up the
+        daemon's start; it shows as ``backoff`` in the status instead.
+        """
+        send: MemoryObjectSendStream[Outgoing]
+        receive: MemoryObjectReceiveStream[Outgoing]
+        send, receive = anyio.create_memory_object_stream(self.config.outbox)
+        self._outbox = send
+        try:
+            async with anyio.create_task_group() as tg:
+                if self.config.deliver:
+                    await tg.start(self._route_outputs)
+                    tg.start_soon(self._send_loop, receive)
+                task_status.started()
+                await self._connect_loop()
+        finally:
+            self.state = "stopped"
+            self.next_retry_at = None
+            self._outbox = None
+            send.close()
+            receive.close()
+
+    def up(self) -> None:
+        """Called by :meth:`serve` once connected: the backoff starts over."""
+        self.state = "up"
+        self.next_retry_at = None
+        self._backoff.reset()
+        self.log.info("channel.up", kind=self.kind)
+
+    async def _connect_loop(self) -> None:
+        while True:
+            self.state = "connecting"
+            try:
+                await self.serve()
+                problem = "the upstream closed the connection"
+            except ChannelError as exc:
+                problem = exc.message
+            except Exception as exc:  # any failure means: reconnect later
+                problem = f"{type(exc).__name__}: {exc}".rstrip(": ")
+                self.log.debug("channel.failure", exc_info=exc)
+            delay = self._backoff.next()
+            self.stats.reconnects += 1
+            self.state = "backoff"
+            self.last_error = problem
+            self.next_retry_at = time.time() + delay
+            self.log.warning("channel.backoff", error=problem, retry_in_s=round(delay, 3))
+            await anyio.sleep(delay)
+
+    # -- inbound -------------------------------------------------------------------
+
+    async def deliver(self, event: EventIn) -> dict[str, str]:
+        """Hand ``event`` to every soul of this channel and wait for all their answers.
+
+        Returns once each soul acknowledged it (stored, duplicate, dropped by the
+        attention gate, or refused by the hygiene gate: all final), with what each
+        soul made of it (``stored``, ``duplicate``, ``dropped``, ``hygiene.<rule>``). Raises
+        :class:`NotAcknowledged` otherwise; the caller must then not acknowledge the
+        event upstream.
+        """
+        self.stats.received += 1
+        timeout = self.config.ack_timeout
+        futures: list[tuple[str, Future]] = []
+        results: list[tuple[str, Any]] = []
+        try:
+            with anyio.fail_after(timeout):
+                for soul in self.config.souls:
+                    future = Future()
+                    await self._registry.lookup(soul).mailbox.tell(Observe(event), future)
+                    futures.append((soul, future))
+                for soul, future in futures:
+                    try:
+                        results.append((soul, await future.wait()))
+                    except RejectedInput as rejected:
+                        results.append((soul, rejected))
+        except TimeoutError:
+            self.stats.unacknowledged += 1
+            raise NotAcknowledged(
+                f"the souls did not acknowledge event {event.ref} within {timeout:g} s; "
+                "it will come again (raise ack_timeout if the souls are just slow)"
+            ) from None
+        except SoupdError as error:
+            self.stats.unacknowledged += 1
+            raise NotAcknowledged(f"event {event.ref} not acknowledged: {error.message}") from error
+        return {soul: self._count(soul, event, result) for soul, result in results}
+
+    def _count(self, soul: str, event: EventIn, result: Any) -> str:
+        if isinstance(result, RejectedInput):
+            self.stats.rejected += 1
+            self.log.warning("channel.rejected", soul=soul, ref=event.ref, rule=result.rule)
+            return result.code
+        assert isinstance(result, PushResult)
+        if result.status == "stored":
+            self.stats.stored += 1
+        elif result.status == "duplicate":
+            self.stats.duplicate += 1
+        else:
+            self.stats.dropped += 1
+        prefix = f"{self.name}:"
+        if event.session is not None and event.session.startswith(prefix):
+            self._conversations.note(soul, self.name, event.session[len(prefix) :])
+        return result.status
+
+    # -- outbound ------------------------------------------------------------------
+
+    def offer(self, item: Outgoing) -> bool:
+        """Queue ``item`` for sending without waiting; False (counted) when full."""
+        try:
+            self._outbox_or_full().send_nowait(item)
+        except anyio.WouldBlock:
+            self.stats.outbox_overflow += 1
+            self.log.warning("channel.outbox_overflow", soul=item.soul, kind=item.kind)
+            return False
+        return True
+
+    def _outbox_or_full(self) -> MemoryObjectSendStream[Outgoing]:
+        if self._outbox is None:
+            raise anyio.WouldBlock  # not running: nowhere to keep it
+        return self._outbox
+
+    def route(self, output: Output) -> str | None:
+        """The conversation of this channel an output belongs to, or None.
+
+        An output naming a session goes to that session's conversation (if it is one
+        of ours); one naming none, to where its soul last heard from someone.
+        """
+        session = output.payload.get("session")
+        if isinstance(session, str):
+            prefix = f"{self.name}:"
+            return session[len(prefix) :] if session.startswith(prefix) else None
+        latest = self._conversations.latest(output.soul)
+        if latest is None:
+            self.stats.unroutable += 1
+            return None
+        channel, conversation = latest
+        return conversation if channel == self.name else None
+
+    async def _route_outputs(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        souls, kinds = frozenset(self.config.souls), frozenset(self.config.deliver)
+        with self._outputs.subscribe(
+            souls, kinds, self.config.outbox, internal=True
+        ) as subscription:
+            task_status.started()
+            while True:
+                output = await subscription.receive()
+                if output.kind == "overflow":
+                    self.stats.outbox_overflow += int(output.payload.get("dropped", 0))
+                    self.log.warning("channel.outbox_overflow", dropped=output.payload)
+                    continue
+                text = output.payload.get("text")
+                conversation = self.route(output)
+                if conversation is not None and isinstance(text, str) and text.strip():
+                    self.offer(Outgoing(conversation, text, output.soul, output.kind))
+
+    async def _send_loop(self, outbox: MemoryObjectReceiveStream[Outgoing]) -> None:
+        async for item in outbox:
+            backoff = Backoff(self.config.backoff_initial, self.config.backoff_max, self._rng)
+            for attempt in range(1, _SEND_ATTEMPTS + 1):
+                try:
+                    await self.send(item.conversation, item.text)
+                except Exception as exc:  # noqa: BLE001 -- retried, then dropped and counted
+                    self.log.warning(
+                        "channel.send_failed", attempt=attempt, error=f"{type(exc).__name__}: {exc}"
+                    )
+                    if attempt < _SEND_ATTEMPTS:
+                        await anyio.sleep(backoff.next())
+                else:
+                    self.stats.sent += 1
+                    break
+            else:
+                self.stats.send_failed += 1
+
+    # -- status --------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        queued = self._outbox.statistics().current_buffer_used if self._outbox else 0
+        retry_in = None
+        if self.next_retry_at is not None:
+            retry_in = round(max(0.0, self.next_retry_at - time.time()), 3)
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "state": self.state,
+            "souls": list(self.config.souls),
+            "last_error": self.last_error,
+            "next_retry_at": self.next_retry_at,
+            "retry_in_s": retry_in,
+            "outbox_queued": queued,
+            **asdict(self.stats),
+            **self.details(),
+        }

@@ -1,0 +1,151 @@
+"""The channels supervisor: one supervised child per ``[[channels]]`` table.
+
+A dynamic supervisor in the daemon's tree. Each channel runs under its own small
+supervisor (as souls do): a channel whose code keeps crashing is stopped and shown
+as ``failed`` while its siblings go on. Upstream trouble is no crash — a channel
+rides it out with backoff (:mod:`channels.base`).
+
+:meth:`Channels.apply` takes a new list of configs and touches only what changed:
+a new name starts a channel, a name gone stops it, a table whose settings differ
+restarts it; the others keep running and keep their connections.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+import anyio.abc
+import structlog
+
+from channels.base import Channel, Conversations
+from channels.config import (
+    ChannelConfig,
+    SignalConfig,
+    SlackConfig,
+    TelegramConfig,
+    WebhookConfig,
+)
+from supervisor.errors import ChildStartError, RestartIntensityExceeded
+from supervisor.outputs import Outputs
+from supervisor.registry import Registry
+from supervisor.tree import ChildSpec, Supervisor
+
+__all__ = ["Channels", "make_channel"]
+
+_log = structlog.get_logger("soupd.channels")
+
+# A channel may spend this long stopping (closing its connection, answering the
+# request in hand).
+_SHUTDOWN = 5.0
+
+
+def make_channel(
+    config: ChannelConfig,
+    registry: Registry,
+    outputs: Outputs,
+    conversations: Conversations,
+    rng: random.Random | None = None,
+) -> Channel:
+    """The channel object for one config (imports each kind only when used)."""
+    kind: type[Channel]
+    if isinstance(config, WebhookConfig):
+        from channels.webhook import WebhookChannel as kind
+    elif isinstance(config, TelegramConfig):
+        from channels.telegram import TelegramChannel as kind
+    elif isinstance(config, SlackConfig):
+        from channels.slack import SlackChannel as kind
+    else:
+        assert isinstance(config, SignalConfig)
+        from channels.signal import SignalChannel as kind
+    return kind(config, registry, outputs, conversations, rng=rng)
+
+
+class Channels:
+    """Runs the configured channels; :meth:`apply` follows config reloads."""
+
+    def __init__(
+        self,
+        configs: Sequence[ChannelConfig],
+        registry: Registry,
+        outputs: Outputs,
+        *,
+        factory: Callable[..., Channel] = make_channel,
+    ) -> None:
+        self._configs = list(configs)
+        self._registry = registry
+        self._outputs = outputs
+        self._factory = factory
+        self.conversations = Conversations()
+        self._supervisor = Supervisor("channels", max_restarts=1_000_000, max_seconds=1.0)
+        self._channels: dict[str, Channel] = {}
+        self._lock = anyio.Lock()
+
+    async def run(self, task_status: anyio.abc.TaskStatus[Any]) -> None:
+        """Start every configured channel, then supervise until cancelled."""
+        async with anyio.create_task_group() as tg:
+            await tg.start(self._supervisor.run)
+            async with self._lock:
+                self._channels.clear()
+                for config in self._configs:
+                    await self._start(config)
+            task_status.started()
+
+    async def apply(self, configs: Sequence[ChannelConfig]) -> None:
+        """Start, restart or stop channels so that exactly ``configs`` run."""
+        async with self._lock:
+            old = {c.name: c for c in self._configs}
+            new = {c.name: c for c in configs}
+            self._configs = list(configs)
+            if not self._supervisor.statistics().running:
+                return  # restarting: run() starts from self._configs
+            for name in [n for n in old if new.get(n) != old[n]]:
+                await self._stop(name)
+            for name, config in new.items():
+                if old.get(name) != config:
+                    await self._start(config)
+                    change = "added" if name not in old else "changed"
+                    _log.info("channel.reloaded", channel=name, change=change)
+            for name in old.keys() - new.keys():
+                _log.info("channel.reloaded", channel=name, change="removed")
+
+    def status(self) -> list[dict[str, Any]]:
+        return [channel.status() for channel in self._channels.values()]
+
+    def get(self, name: str) -> Channel:
+        return self._channels[name]
+
+    async def _start(self, config: ChannelConfig) -> None:
+        channel = self._factory(config, self._registry, self._outputs, self.conversations)
+        self._channels[config.name] = channel
+        own = Supervisor(
+            f"channel:{config.name}",
+            [ChildSpec("channel", channel.run, restart="permanent", shutdown=_SHUTDOWN)],
+        )
+
+        async def host(task_status: anyio.abc.TaskStatus[Any]) -> None:
+            try:
+                await own.run(task_status=task_status)
+            except RestartIntensityExceeded as exc:
+                channel.state = "failed"
+                channel.last_error = str(exc.__cause__ or exc)
+                _log.error("channel.failed", channel=config.name, error=channel.last_error)
+
+        spec = ChildSpec(f"channel:{config.name}", host, restart="temporary", shutdown=_SHUTDOWN)
+        try:
+            await self._supervisor.start_child(spec)
+        except ChildStartError as exc:
+            channel.state = "failed"
+            channel.last_error = str(exc.__cause__ or exc)
+            _log.error("channel.start_failed", channel=config.name, error=channel.last_error)
+
+    async def _stop(self, name: str) -> None:
+        # Listed until it has stopped: status never shows a channel gone that still runs.
+        if name not in self._channels:
+            return
+        if any(c.id == f"channel:{name}" for c in self._supervisor.which_children()):
+            await self._supervisor.terminate_child(f"channel:{name}")
+        del self._channels[name]
+        self.conversations.forget_channel(name)
