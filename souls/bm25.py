@@ -2,7 +2,13 @@
 
 SQLite FTS5 finds candidates; this module scores them, with the same formula FTS5's
 ``bm25()`` uses (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5) / (n + 0.5)) floored at
-1e-6), so a candidate's score does not depend on which query fetched it. That lets
+1e-6), so a candidate's score does not depend on which query fetched it.
+
+A row of the index is a memory's own tokens and, in lower-weighted columns, the tokens
+of its neighbouring turns (its *context*). As FTS5 does with column weights, a term's
+frequency in a row is its count in the text plus ``weight`` times its count in the
+context; the row's length, the average length and the document frequencies count every
+column alike. That lets
 recall fetch candidates with only the *discriminating* terms of a query — scoring
 every document that contains a very common word is what makes plain OR queries
 slow — and still rank them by the whole query.
@@ -16,12 +22,23 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-__all__ = ["TermStats"]
+__all__ = ["TermScore", "TermStats"]
 
 K1 = 1.2
 B = 0.75
 _IDF_FLOOR = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class TermScore:
+    """One query term's share of a row's BM25 score."""
+
+    term: str
+    score: float
+    text: int  # occurrences in the memory's own text
+    context: int  # occurrences in its neighbouring turns
 
 
 class TermStats:
@@ -36,11 +53,17 @@ class TermStats:
         return self._df.get(term, 0)
 
     def add(self, documents: Iterable[Sequence[str]]) -> None:
-        """Account for newly indexed documents (each a token list)."""
+        """Account for newly indexed rows (each a token list, every column)."""
         for tokens in documents:
             self._df.update(set(tokens))
             self.documents += 1
             self.tokens += len(tokens)
+
+    def replace(self, old: Sequence[str], new: Sequence[str]) -> None:
+        """Account for a row rewritten from ``old`` tokens to ``new`` (every column)."""
+        self._df.subtract(set(old))
+        self._df.update(set(new))
+        self.tokens += len(new) - len(old)
 
     def idf(self, term: str) -> float:
         n = self._df.get(term, 0)
@@ -54,15 +77,39 @@ class TermStats:
         rare = [t for t in terms if self.df(t) <= limit]
         return rare or [min(terms, key=self.df)]
 
-    def score(self, terms: Sequence[str], tokens: Sequence[str]) -> float:
-        """BM25 of a document (its token list) for the query ``terms`` (distinct)."""
-        if not tokens or not self.documents:
+    def score(
+        self,
+        terms: Sequence[str],
+        tokens: Sequence[str],
+        context: Sequence[str] = (),
+        weight: float = 0.0,
+    ) -> float:
+        """BM25 of a row for the query ``terms`` (distinct): ``tokens`` are the
+        memory's own, ``context`` its neighbours', counted ``weight`` times."""
+        length = len(tokens) + len(context)
+        if not length or not self.documents or not self.tokens:
             return 0.0
-        average = self.tokens / self.documents
-        norm = K1 * (1 - B + B * len(tokens) / average)
+        norm = K1 * (1 - B + B * length / (self.tokens / self.documents))
         total = 0.0
         for term in terms:
-            tf = tokens.count(term)
+            tf = tokens.count(term) + (weight * context.count(term) if context else 0.0)
             if tf:
                 total += self.idf(term) * tf * (K1 + 1) / (tf + norm)
         return total
+
+    def explain(
+        self, terms: Sequence[str], tokens: Sequence[str], context: Sequence[str], weight: float
+    ) -> list[TermScore]:
+        """Each matching term's share of :meth:`score` (same arguments), best first."""
+        length = len(tokens) + len(context)
+        if not length or not self.documents or not self.tokens:
+            return []
+        norm = K1 * (1 - B + B * length / (self.tokens / self.documents))
+        shares = []
+        for term in terms:
+            own, near = tokens.count(term), context.count(term)
+            tf = own + weight * near
+            if tf:
+                score = self.idf(term) * tf * (K1 + 1) / (tf + norm)
+                shares.append(TermScore(term, score, own, near))
+        return sorted(shares, key=lambda share: (-share.score, share.term))

@@ -3,31 +3,39 @@
 Three layers, in the order the design gives (summary → weekly → all):
 
 1. lines of the consolidated summary, then of the weekly summary, that cover at least
-   half of the query's terms bring the memories they cite (``[m<id>]``) first;
-2. BM25 over every visible memory. When every query term is discriminating (see
-   :mod:`souls.bm25`), SQLite FTS5 ranks directly; otherwise FTS5 fetches candidates
-   with the discriminating terms and each is scored by exact BM25 over all terms;
+   half of the query (its terms weighted by idf) bring the memories they cite
+   (``[m<id>]``) first;
+2. BM25 over every visible memory, each indexed with its neighbouring turns as lower-
+   weighted context (:mod:`souls.neighbours`). When every query term is discriminating
+   (see :mod:`souls.bm25`), SQLite FTS5 ranks directly; otherwise FTS5 fetches
+   candidates with the discriminating terms and each is scored by exact BM25 over all
+   terms. Two cues then re-rank the candidates: a memory said by someone the query
+   names scores ``1 + speaker_boost`` times more, one from a date (or week, month) the
+   query names ``1 + date_boost`` (``1 + period_boost``) times more;
 3. Hebbian associates: memories wired to those above by strong edges (``via:
    hebbian``).
 
-Deterministic: same database and query, same answer; ties go to the older memory.
-Recall only reads; what it should change (edges, recall times, competitors'
-salience) is returned for the soul to write.
+Deterministic: same database, query and time, same answer; ties go to the older
+memory. Recall only reads; what it should change (edges, recall times, competitors'
+salience) is returned for the soul to write. Asked to, it explains each item
+(:class:`~souls.results.Explanation`).
 """
 
 from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 import msgspec
 
 from souls.bm25 import TermStats
+from souls.cues import Boosts, Cues, Factors, weigh
 from souls.hebbian import Associations, HebbianConfig
-from souls.results import RecallItem
-from souls.store import Hit, Store
+from souls.neighbours import MAX_TURNS
+from souls.results import Explanation, RecallItem, TermWeight
+from souls.store import Candidate, Hit, Store
 from souls.tokenize import fts_match, query_terms, tokens
 
 __all__ = ["Citations", "HitCache", "RecallConfig", "Recollection", "recall"]
@@ -48,8 +56,21 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     common_term_floor: int = 200
     # Candidates fetched per memory returned (at least 50).
     candidates_per_result: int = 5
-    # A summary line brings its memories first when it covers this share of the query.
+    # A summary line brings its memories first when it covers this share of the query
+    # (its terms weighted by idf, as BM25 weighs them).
     summary_line_coverage: float = 0.5
+    # Neighbouring turns (same session) indexed each side of a memory as its context;
+    # 0: none. Applies to memories stored from then on.
+    context_turns: int = 2
+    # How much a query term found in a memory's context counts (1: as in its own text).
+    context_weight: float = 0.4
+    # A memory said by someone the query names (its event's sender, or the person linked
+    # to that account) scores 1 + this times.
+    speaker_boost: float = 0.6
+    # A memory from a day the query names ("on 8 May 2023", "yesterday") scores 1 + this
+    # times; from a week or month it names ("in May 2023", "last week"), 1 + period_boost.
+    date_boost: float = 1.0
+    period_boost: float = 0.5
 
     def __post_init__(self) -> None:
         if not 1 <= self.k <= self.max_k:
@@ -58,6 +79,12 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             raise ValueError("common_term_share must be in (0, 1], candidates_per_result >= 1")
         if self.common_term_floor < 0 or not 0 < self.summary_line_coverage <= 1:
             raise ValueError("common_term_floor >= 0 and summary_line_coverage in (0, 1]")
+        if not 0 <= self.context_turns <= MAX_TURNS or not 0 <= self.context_weight <= 1:
+            raise ValueError(
+                f"context_turns must be between 0 and {MAX_TURNS} and context_weight in [0, 1]"
+            )
+        if min(self.speaker_boost, self.date_boost, self.period_boost) < 0:
+            raise ValueError("speaker_boost, date_boost and period_boost must be >= 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +110,19 @@ async def recall(
     associations: Associations | None = None,
     hebbian: HebbianConfig | None = None,
     cache: HitCache | None = None,
+    now: float = 0.0,
+    explain: bool = False,
 ) -> Recollection:
-    """The ``k`` best visible memories for ``query`` (plus associates)."""
+    """The ``k`` best visible memories for ``query`` (plus associates). ``now``: what
+    relative dates ("yesterday") count from. ``explain``: each item says why it ranked."""
     terms = [term for term in query_terms(query) if stats.df(term)]
     if not terms:
         return Recollection([], [])
+    cues = await Cues.read(store, query, terms, now)
     spare = hebbian.rif_competitors if hebbian else 0
-    ranked = await _bm25(store, stats, config, terms, k + spare)
+    ranked, whys = await _bm25(store, stats, config, terms, cues, k + spare)
     by_id = {hit.memory_id: hit for hit in ranked}
-    cited = _cited(layers, terms, config.summary_line_coverage)
+    cited = _cited(layers, terms, config.summary_line_coverage, stats)
     via = {memory_id: layer for memory_id, _, layer in cited}
     # Cited memories first (in summary order), then BM25's; associates of those. What
     # BM25 did not already bring is read in one go.
@@ -120,6 +151,8 @@ async def recall(
         associate = fetched.get(memory_id) or by_id.get(memory_id)
         if associate is not None and memory_id not in shown:
             items.append(_item(replace(associate, score=strength), "hebbian"))
+    if explain:
+        items = await _explained(store, stats, config, terms, cues, items, whys, cited)
     return Recollection(items, competitors)
 
 
@@ -165,21 +198,119 @@ async def _details(
 
 
 async def _bm25(
-    store: Store, stats: TermStats, config: RecallConfig, terms: list[str], limit: int
-) -> list[Hit]:
+    store: Store,
+    stats: TermStats,
+    config: RecallConfig,
+    terms: list[str],
+    cues: Cues,
+    limit: int,
+) -> tuple[list[Hit], dict[int, Factors]]:
+    """The ``limit`` best memories by BM25 and cues, and how each was scored."""
+    weight = config.context_weight
     probe = stats.discriminating(terms, config.common_term_share, config.common_term_floor)
-    if len(probe) == len(terms):
-        # Every term fetches: FTS5's own ranking is already the exact BM25 order.
-        return await store.search(fts_match(terms), limit)
-    found = await store.candidates(fts_match(probe), max(limit * config.candidates_per_result, 50))
+    rare = max(config.common_term_share * stats.documents, config.common_term_floor)
+    fallback = stats.df(probe[0]) > rare  # no term is discriminating: the rarest stands in
+    if len(probe) == len(terms) and not cues and not fallback:
+        # Every term fetches and nothing re-ranks: FTS5's ranking is the exact order.
+        hits = await store.search(fts_match(terms), limit, weight)
+        return hits, {hit.memory_id: Factors(hit.score) for hit in hits}
+    wanted = max(limit * config.candidates_per_result, 50)
+    common = [term for term in terms if term not in probe]
+    if fallback:
+        # The rarest term is in most rows' context: it fetches by the memories' own text
+        # only (a cheaper scan), and every term is scored here.
+        found = [replace(c, score=0.0) for c in await store.candidates(fts_match(probe), wanted)]
+        common = terms
+    else:
+        found = await store.candidates(fts_match(probe), wanted, weight)
     # A candidate's FTS5 score already holds the probe terms' share of BM25 (same
     # formula, same statistics); only the common terms are left to add.
-    common = [term for term in terms if term not in probe]
+    whys = {
+        c.memory_id: Factors(
+            c.score + stats.score(common, c.doc.split(), _context(c), weight) if common else c.score
+        )
+        for c in found
+    }
+    if cues:
+        await weigh(store, cues, _boosts(config), whys)
     rescored = sorted(
-        ((c.memory_id, c.score + stats.score(common, c.doc.split())) for c in found),
+        ((memory_id, why.score) for memory_id, why in whys.items()),
         key=lambda pair: (-pair[1], pair[0]),
     )
-    return await store.hits(rescored[:limit])
+    return await store.hits(rescored[:limit]), whys
+
+
+def _boosts(config: RecallConfig) -> Boosts:
+    return Boosts(config.speaker_boost, config.date_boost, config.period_boost)
+
+
+def _context(candidate: Candidate) -> list[str]:
+    if not candidate.prior and not candidate.later:
+        return []
+    return f"{candidate.prior} {candidate.later}".split()
+
+
+async def _explained(
+    store: Store,
+    stats: TermStats,
+    config: RecallConfig,
+    terms: Sequence[str],
+    cues: Cues,
+    items: list[RecallItem],
+    whys: dict[int, Factors],
+    cited: Collection[tuple[int, float, str]],
+) -> list[RecallItem]:
+    """``items`` with their explanations: BM25 by term (text and context), cues, and
+    the summary line or Hebbian edge that brought them."""
+    rows = await store.rows([item.id for item in items])
+    missing = {item.id: Factors() for item in items if item.id not in whys}
+    if cues and missing:
+        await weigh(store, cues, _boosts(config), missing)
+    coverage = {memory_id: share for memory_id, share, _ in cited}
+    weight = config.context_weight
+    out = []
+    for item in items:
+        why = whys.get(item.id) or missing[item.id]
+        row = rows.get(item.id)
+        shares = (
+            stats.explain(terms, row.doc.split(), f"{row.prior} {row.later}".split(), weight)
+            if row is not None
+            else []
+        )
+        bm25 = sum(share.score for share in shares)
+        near = sum(
+            share.score * weight * share.context / (share.text + weight * share.context)
+            for share in shares
+        )
+        reasons = []
+        if shares:
+            listed = ", ".join(
+                f"{s.term} {s.score:.3f}"
+                + (f" ({s.context}x in neighbouring turns)" if s.context else "")
+                for s in shares
+            )
+            reasons.append(f"bm25 {bm25:.3f}: {listed}")
+        reasons += why.reasons
+        summary = coverage.get(item.id) if item.via in ("summary", "weekly") else None
+        if summary is not None:
+            reasons.append(
+                f"cited by a {item.via} line covering {summary:.0%} of the query (by idf)"
+            )
+        hebbian = item.score if item.via == "hebbian" else None
+        if hebbian is not None:
+            reasons.append(f"associated by a Hebbian edge of weight {hebbian:g}")
+        explanation = Explanation(
+            bm25=round(bm25, 6),
+            terms=[TermWeight(s.term, round(s.score, 6), s.text, s.context) for s in shares],
+            context=round(near, 6),
+            speaker=why.speaker,
+            time=why.time,
+            summary=summary,
+            hebbian=hebbian,
+            reasons=reasons,
+        )
+        out.append(msgspec.structs.replace(item, explain=explanation))
+    return out
 
 
 class Citations:
@@ -194,16 +325,22 @@ class Citations:
 
 
 def _cited(
-    layers: Sequence[tuple[str, Citations]], terms: Sequence[str], coverage: float
+    layers: Sequence[tuple[str, Citations]],
+    terms: Sequence[str],
+    coverage: float,
+    stats: TermStats,
 ) -> list[tuple[int, float, str]]:
-    """(memory id, line coverage, layer) for memories cited by matching summary lines."""
-    wanted = set(terms)
+    """(memory id, line coverage, layer) for memories cited by matching summary lines.
+    A line covers the query's terms weighted by idf, as BM25 weighs them: a line
+    sharing only the query's most common words covers little of it."""
+    weights = {term: stats.idf(term) for term in terms}
+    total = sum(weights.values())
     cited: list[tuple[int, float, str]] = []
     seen: set[int] = set()
     for layer, citations in layers:
         matches: list[tuple[float, int, list[int]]] = []
         for position, (words, ids) in enumerate(citations.lines):
-            share = len(wanted & words) / len(wanted)
+            share = sum(w for term, w in weights.items() if term in words) / total
             if share >= coverage:
                 matches.append((share, position, ids))
         for share, _, ids in sorted(matches, key=lambda m: (-m[0], m[1])):
