@@ -1,0 +1,191 @@
+"""What goes into the recalled part of a context, ranked in one of two modes (DESIGN §3.5,
+§3.11), and the log line that says why.
+
+Candidates come from everywhere the soul keeps something to say: recalled memories,
+active claims (facts, rules), open commitments and plans, unanswered questions, overdue
+tasks, activated goals. Each gets a resonance R in [0, 1] with the query:
+
+* a memory: its BM25 score over the query's *ideal* score (the score of a document that
+  is exactly the query's terms), so R says how much of the query it holds, comparable
+  across queries — which the mode switch needs; a memory a summary line cites has that
+  line's coverage of the query;
+* a claim, a question, a commitment or a task: the share of the query's terms in it;
+* a goal: its activation score (DESIGN §3.10), which also fires on bridge triggers and
+  domains that share no word with the query.
+
+:func:`souls.potential.rank` then picks the mode: retrieval (rank by R) when the best R
+reaches the threshold, emergence (rank by Φ: unresolved pressure and rarity, weighted by
+faith) otherwise — so an empty query brings up the promise never kept. Pure: same
+input, same output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import msgspec
+
+from souls.context import label
+from souls.goals import Activation
+from souls.potential import Kind, PotentialConfig, Ranking, Scored, rank
+from souls.results import RecallItem
+from souls.tokenize import query_terms
+
+__all__ = [
+    "AssemblyLog",
+    "Contender",
+    "LoggedItem",
+    "choose",
+    "claim_candidate",
+    "goal_candidates",
+    "lexical",
+    "memory_candidates",
+    "open_candidate",
+]
+
+DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Contender:
+    item: RecallItem  # what the context shows (kind and id give its label)
+    scored: Scored  # what the ranking weighs
+
+
+class LoggedItem(msgspec.Struct, frozen=True):
+    id: str  # label: m12, c5, g3, q2, t7
+    kind: str
+    score: float
+    reason: str
+
+
+class AssemblyLog(msgspec.Struct, frozen=True):
+    """One assembled context: what was injected and why (``soupd why``)."""
+
+    hash: str
+    created: float
+    session: str | None
+    query: str | None
+    mode: str  # retrieval | emergence | none
+    chars: int
+    recalled: int  # characters of recalled items injected
+    paused: bool
+    items: list[LoggedItem]
+    sections: list[dict[str, object]]
+
+
+def lexical(query_words: frozenset[str], text: str) -> float:
+    """The share of the query's terms found in ``text`` (0 without a query)."""
+    if not query_words:
+        return 0.0
+    return len(query_words & set(query_terms(text))) / len(query_words)
+
+
+def memory_candidates(items: Sequence[RecallItem], ceiling: float) -> list[Contender]:
+    """Recalled memories with R (associates, which have no score of their own, get R 0
+    and follow the others; see :func:`choose`)."""
+    found = []
+    for item in items:
+        if item.via in ("summary", "weekly"):
+            r = item.score  # the citing line's coverage of the query
+        elif item.via == "bm25" and ceiling > 0:
+            r = item.score / ceiling
+        else:
+            r = 0.0
+        scored = Scored(id=item.id, kind="memory", text=item.text, bm25=min(max(r, 0.0), 1.0))
+        found.append(Contender(item, scored))
+    return found
+
+
+def goal_candidates(activations: Sequence[Activation], now: float) -> list[Contender]:
+    found = []
+    for a in activations:
+        goal = a.goal
+        why = "bridge trigger" if a.bridge_hit else "domain" if a.domain_hit else "statement"
+        text = f"(goal, {goal.state}, priority {goal.priority}) {goal.statement}"
+        item = RecallItem(goal.id, "goal", text, round(a.score, 6), f"goal:{why}", [])
+        scored = Scored(
+            id=goal.id,
+            kind="goal",
+            text=goal.statement,
+            bm25=min(a.score, 1.0),
+            unsurfaced_days=max(now - goal.updated, 0.0) / DAY,
+        )
+        found.append(Contender(item, scored))
+    return found
+
+
+def open_candidate(
+    kind: Kind,
+    item_id: int,
+    text: str,
+    r: float,
+    *,
+    opened: float,
+    now: float,
+    fidelity_ai: float = 1.0,
+    refs: Sequence[str] = (),
+) -> Contender:
+    """A commitment, question or task: open since ``opened``."""
+    item = RecallItem(item_id, kind, text, round(r, 6), kind, list(refs))
+    age = max(now - opened, 0.0) / DAY
+    scored = Scored(
+        id=item_id,
+        kind=kind,
+        text=text,
+        bm25=r,
+        open=True,
+        age_days=age,
+        unsurfaced_days=age,
+        fidelity_ai=fidelity_ai,
+    )
+    return Contender(item, scored)
+
+
+def claim_candidate(
+    item_id: int, text: str, r: float, *, since: float, now: float, fidelity_ai: float = 1.0
+) -> Contender:
+    item = RecallItem(item_id, "fact", text, round(r, 6), "claim", [])
+    scored = Scored(
+        id=item_id,
+        kind="claim",
+        text=text,
+        bm25=r,
+        unsurfaced_days=max(now - since, 0.0) / DAY,
+        fidelity_ai=fidelity_ai,
+    )
+    return Contender(item, scored)
+
+
+def choose(
+    candidates: Sequence[Contender], config: PotentialConfig, limit: int
+) -> tuple[Ranking, list[RecallItem], list[LoggedItem]]:
+    """Rank ``candidates`` and keep the best ``limit`` (plus the Hebbian associates of
+    the memories kept, after them): the ranking, the items to show, their log lines."""
+    ranked_ones = [c for c in candidates if c.item.via != "hebbian"]
+    # R is already absolute (see the module docstring): a ceiling of 1 keeps it as it is.
+    ranking = rank([c.scored for c in ranked_ones], config, ceiling=1.0)
+    by_name = {(c.scored.kind, c.scored.id): c for c in ranked_ones}
+    shown: list[RecallItem] = []
+    logged: list[LoggedItem] = []
+    for ranked in ranking.items[:limit]:
+        if ranking.mode == "emergence" and ranked.score <= 0:
+            break
+        item = by_name[(ranked.kind, ranked.id)].item
+        shown.append(msgspec.structs.replace(item, score=round(ranked.score, 6)))
+        logged.append(
+            LoggedItem(label(item.kind, item.id), item.kind, round(ranked.score, 6), ranked.reason)
+        )
+    kept = {item.id for item in shown if item.kind not in _NOT_MEMORY}
+    if kept:
+        for c in candidates:
+            if c.item.via == "hebbian":
+                shown.append(c.item)
+                logged.append(
+                    LoggedItem(label(c.item.kind, c.item.id), c.item.kind, c.item.score, "hebbian")
+                )
+    return ranking, shown, logged
+
+
+_NOT_MEMORY = frozenset({"fact", "rule", "event", "commitment", "goal", "question", "task"})

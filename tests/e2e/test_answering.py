@@ -1,0 +1,162 @@
+"""A soul that answers, end to end: a direct message reaches the real daemon, the
+responder asks the soul for its context, a chat model on loopback calls tools (recall,
+remind, remember_person), and the reply is stored as an assistant event and published
+for the channels. And cross-channel identity: one person writing from two accounts."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+from .harness import Daemon, Home, StartSoupd, request_frame
+
+
+class _Model(http.server.BaseHTTPRequestHandler):
+    """A chat model that, per conversation, recalls, then sets a reminder and links a
+    person, then answers with what the tools said."""
+
+    requests: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.requests.append(body)
+        results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+        if not results:
+            calls = [("recall", {"query": "deploy"})]
+        elif len(results) == 1:
+            calls = [
+                ("remind", {"text": "check the deploy", "at": "2030-01-01T09:00:00Z"}),
+                ("remember_person", {"person": "Ann", "channel": "slack", "id": "U42"}),
+            ]
+        else:
+            calls = []
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"c{i}",
+                    "type": "function",
+                    "function": {"name": n, "arguments": json.dumps(a)},
+                }
+                for i, (n, a) in enumerate(calls)
+            ]
+        else:
+            message["content"] = "From memory: " + results[0].splitlines()[0]
+        answer = json.dumps({"choices": [{"message": message}], "usage": {"total_tokens": 5}})
+        data = answer.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def model() -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Model)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def wait_for(check: Any, what: str, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def assistant_events(daemon: Daemon) -> list[dict[str, Any]]:
+    records = daemon.result("export", {"soul": "ada"})["records"]
+    return [r for r in records if r["type"] == "event" and r["kind"] == "assistant"]
+
+
+def test_a_direct_message_is_answered_with_tools(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    with model() as port:
+        soupd_home.add_soul(
+            "ada",
+            f'[llm]\nbase_url = "http://127.0.0.1:{port}/v1"\nmodel = "m"\n'
+            '[reflect]\nreflector = "extractive"\n[answer]\nenabled = true\n',
+        )
+        daemon = start_soupd()
+        daemon.push("ada", "deploy failed: migration timeout", sender="ci")
+        with daemon.connect() as conn:
+            conn.send(request_frame(1, "subscribe", {"souls": ["ada"], "kinds": ["reply"]}))
+            assert "result" in conn.recv()
+            daemon.push(
+                "ada",
+                "did the deploy fail?",
+                kind="dm",
+                sender="4711",
+                channel="telegram",
+                session="tg:1",
+            )
+            reply = conn.recv()
+        assert reply["output"]["kind"] == "reply"
+        payload = reply["output"]["payload"]
+        assert payload["session"] == "tg:1"
+        assert payload["channel"] == "telegram"
+        assert payload["text"].startswith("From memory: [observation")
+        (stored,) = assistant_events(daemon)
+        assert stored["text"] == payload["text"]
+        assert stored["session"] == "tg:1"
+        tasks = (soupd_home.soul_dir("ada") / "TASKS.md").read_text()
+        assert "check the deploy @due(2030-01-01" in tasks
+        persons = daemon.result("persons", {"soul": "ada"})["persons"]
+        assert persons == [{"id": 1, "name": "Ann", "identities": ["slack:U42"]}]
+        first = _Model.requests[-3]
+        assert "did the deploy fail?" in first["messages"][1]["content"]
+        assert (
+            "## MEMORY" in first["messages"][0]["content"]
+            or "RECALLED" in first["messages"][0]["content"]
+        )
+        status = daemon.result("daemon.status")
+        assert status["answers"] == {"answered": 1, "failed": 0}
+
+
+def test_one_person_from_two_accounts(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    daemon.push(
+        "ada", "My cat is Tuanzi.", sender="4711", channel="telegram", ts="2026-01-01T09:00:00Z"
+    )
+    linked = daemon.result(
+        "person.link", {"soul": "ada", "person": "Ann", "identity": "telegram:4711"}
+    )
+    assert (linked["events"], linked["claims"]) == (1, 2)  # pet_kind and pet_name
+    cli = soupd_home.cli("person", "link", "ada", "Ann", "slack:U42")
+    assert cli.returncode == 0, cli.stderr
+    assert "slack:U42 is Ann" in cli.stdout
+    daemon.push(
+        "ada",
+        "We renamed the cat Mochi, I hate that the vet failed us.",
+        sender="U42",
+        channel="slack",
+        ts="2026-02-01T09:00:00Z",
+    )
+    claims = daemon.result("claims", {"soul": "ada", "all": True})["claims"]
+    pets = {c["value"]: c for c in claims if c["slot"] == "pet_name"}
+    assert pets["Mochi"]["subject"] == pets["Tuanzi"]["subject"] == "Ann"
+    assert (pets["Mochi"]["state"], pets["Tuanzi"]["state"]) == ("active", "superseded")
+    context = daemon.result("context", {"soul": "ada", "query": "how is ann"})
+    feelings = next(s["text"] for s in context["sections"] if s["name"] == "gut_feelings")
+    assert "- ann: " in feelings  # the feeling follows the person
+    bad = daemon.call("person.link", {"soul": "ada", "person": "Ann", "identity": "slack"})
+    assert "is not CHANNEL:ID" in bad["error"]["message"]
+    listed = soupd_home.cli("persons", "ada")
+    assert "Ann: slack:U42, telegram:4711" in listed.stdout
