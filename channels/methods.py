@@ -17,6 +17,7 @@ import msgspec
 
 from channels.protocol import decode_params
 from souls.events import EventIn, event_time
+from souls.goals import GoalUpdate
 from souls.mailbox import CallbackReply, Reply
 from souls.messages import (
     AddTask,
@@ -24,18 +25,27 @@ from souls.messages import (
     CardAdd,
     CardNote,
     Cards,
+    ClaimAdd,
+    ClaimChange,
+    Claims,
     Confidence,
     Context,
     Crash,
     Decay,
     Export,
     Forget,
+    Goals,
+    GoalSet,
     Homeostasis,
     Import,
     Judge,
     Ledger,
     Lightning,
+    MemoryMap,
     Message,
+    PersonLink,
+    Persons,
+    Read,
     Rebuild,
     Recall,
     Reflect,
@@ -44,8 +54,10 @@ from souls.messages import (
     SyncTasks,
     Tide,
     Weekly,
+    Why,
 )
 from souls.messages import Observe as ObserveMessage
+from souls.persons import parse_identity
 from souls.results import MAX_REASONS, ImportResult, Rejection
 from supervisor.errors import InvalidParams, SoupdError, UnknownMethod
 from supervisor.registry import Registry
@@ -76,10 +88,58 @@ class ImportParams(SoulParams, frozen=True):
 class RecallParams(SoulParams, frozen=True):
     query: str
     k: int | None = None
+    # Each item says why it ranked (BM25 terms, neighbouring turns, cues, layer).
+    explain: bool = False
 
 
 class ContextParams(SoulParams, frozen=True):
     query: str | None = None
+    session: str | None = None
+
+
+class ClaimAddParams(SoulParams, frozen=True):
+    value: str
+    type: str = "fact"
+    slot: str | None = None
+    subject: str = "user"
+    confidence: str = "high"
+
+
+class ClaimIdParams(SoulParams, frozen=True):
+    id: int
+    value: str = ""
+
+
+class ClaimsParams(SoulParams, frozen=True):
+    all: bool = False
+
+
+class GoalParams(SoulParams, frozen=True):
+    action: str
+    statement: str = ""
+    speaker: str = "user"
+    domain: str = ""
+    priority: int | None = None
+    triggers: list[str] = msgspec.field(default_factory=list)
+    note: str = ""
+    goal_id: int | None = None
+
+
+class PersonLinkParams(SoulParams, frozen=True):
+    person: str
+    identity: str  # CHANNEL:ID
+
+
+class WhyParams(SoulParams, frozen=True):
+    hash: str | None = None
+
+
+class MapParams(SoulParams, frozen=True):
+    budget: int = 2000
+
+
+class ReadParams(SoulParams, frozen=True):
+    id: str
 
 
 class CrashParams(SoulParams, frozen=True):
@@ -215,6 +275,18 @@ class Methods:
             "ledger": _Method(LedgerParams, self._ledger),
             "verdict": _Method(VerdictParams, self._verdict),
             "tide": _Method(SoulParams, self._tide),
+            "claim.add": _Method(ClaimAddParams, self._claim_add),
+            "claim.update": _Method(ClaimIdParams, self._claim_change("update")),
+            "claim.correct": _Method(ClaimIdParams, self._claim_change("correct")),
+            "claim.retract": _Method(ClaimIdParams, self._claim_change("retract")),
+            "claims": _Method(ClaimsParams, self._claims),
+            "goal.update": _Method(GoalParams, self._goal_update),
+            "goals": _Method(SoulParams, self._goals),
+            "why": _Method(WhyParams, self._why),
+            "person.link": _Method(PersonLinkParams, self._person_link),
+            "persons": _Method(SoulParams, self._persons),
+            "map": _Method(MapParams, self._map),
+            "memory.read": _Method(ReadParams, self._read),
             "status_page": _Method(StatusPageParams, self._status_page),
             "forget": _Method(ForgetParams, self._forget),
             "export": _Method(ExportParams, self._export),
@@ -288,10 +360,73 @@ class Methods:
         self.events_received += len(events)
 
     async def _recall(self, params: RecallParams, reply: Reply) -> None:
-        await self._tell(params.soul, Recall(params.query, params.k), reply)
+        await self._tell(params.soul, Recall(params.query, params.k, params.explain), reply)
 
     async def _context(self, params: ContextParams, reply: Reply) -> None:
-        await self._tell(params.soul, Context(params.query), reply)
+        await self._tell(params.soul, Context(params.query, params.session), reply)
+
+    async def _claim_add(self, params: ClaimAddParams, reply: Reply) -> None:
+        message = ClaimAdd(
+            params.value, params.type, params.slot, params.subject, params.confidence
+        )
+        await self._tell(params.soul, message, reply)
+
+    def _claim_change(self, action: str) -> Callable[[ClaimIdParams, Reply], Awaitable[None]]:
+        async def change(params: ClaimIdParams, reply: Reply) -> None:
+            if action != "retract" and not params.value.strip():
+                raise InvalidParams(f"claim.{action} needs the new value: value")
+            await self._tell(params.soul, ClaimChange(action, params.id, params.value), reply)
+
+        return change
+
+    async def _claims(self, params: ClaimsParams, reply: Reply) -> None:
+        await self._tell(params.soul, Claims(params.all), reply)
+
+    async def _goal_update(self, params: GoalParams, reply: Reply) -> None:
+        try:
+            update = msgspec.convert(
+                {
+                    "action": params.action,
+                    "statement": params.statement,
+                    "speaker": params.speaker,
+                    "domain": params.domain,
+                    "priority": params.priority,
+                    "triggers": params.triggers,
+                    "note": params.note,
+                    "goal_id": params.goal_id,
+                },
+                GoalUpdate,
+            )
+        except msgspec.ValidationError as exc:
+            raise InvalidParams(
+                f"invalid params for goal.update: {exc}; action is one of new, progress, "
+                "change, achieve, abandon, pause, resume"
+            ) from None
+        await self._tell(params.soul, GoalSet(update), reply)
+
+    async def _goals(self, params: SoulParams, reply: Reply) -> None:
+        await self._tell(params.soul, Goals(), reply)
+
+    async def _person_link(self, params: PersonLinkParams, reply: Reply) -> None:
+        try:
+            channel, external = parse_identity(params.identity)
+        except ValueError as exc:
+            raise InvalidParams(f"person.link: {exc}") from None
+        await self._tell(params.soul, PersonLink(params.person, channel, external), reply)
+
+    async def _persons(self, params: SoulParams, reply: Reply) -> None:
+        await self._tell(params.soul, Persons(), reply)
+
+    async def _why(self, params: WhyParams, reply: Reply) -> None:
+        await self._tell(params.soul, Why(params.hash), reply)
+
+    async def _map(self, params: MapParams, reply: Reply) -> None:
+        if not 200 <= params.budget <= 20_000:
+            raise InvalidParams("map: budget must be between 200 and 20000 characters")
+        await self._tell(params.soul, MemoryMap(params.budget), reply)
+
+    async def _read(self, params: ReadParams, reply: Reply) -> None:
+        await self._tell(params.soul, Read(params.id), reply)
 
     async def _reflect(self, params: SoulParams, reply: Reply) -> None:
         await self._tell(params.soul, Reflect(), reply)
@@ -418,6 +553,7 @@ class Methods:
                         "name": h.name,
                         "state": h.state,
                         "restarts": h.restarts,
+                        "wakes": h.wakes,
                         "queued": h.mailbox.statistics().queued,
                         "last_error": h.last_error,
                     }

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import aiosqlite
 
-__all__ = ["Changes", "SummaryVersion", "write_changes"]
+__all__ = ["AssemblyRow", "Changes", "SummaryVersion", "write_changes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +23,19 @@ class SummaryVersion:
     observations: int
     reflector: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssemblyRow:
+    hash: str
+    session: str | None
+    query: str | None
+    mode: str
+    chars: int
+    recalled: int  # characters of recalled items injected
+    paused: bool
+    items: str  # JSON
+    sections: str  # JSON
 
 
 @dataclass(slots=True)
@@ -45,6 +58,8 @@ class Changes:
     state: dict[str, str] = field(default_factory=dict)
     # Due tasks that fired: key -> when.
     fired: dict[str, float] = field(default_factory=dict)
+    # Assembled contexts to log.
+    assemblies: list[AssemblyRow] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
@@ -57,6 +72,7 @@ class Changes:
             or self.summaries
             or self.state
             or self.fired
+            or self.assemblies
         )
 
 
@@ -110,6 +126,26 @@ async def write_changes(db: aiosqlite.Connection, changes: Changes, now: float) 
         await db.executemany(
             "UPDATE due SET fired_at = ? WHERE key = ? AND fired_at IS NULL",
             [(at, key) for key, at in changes.fired.items()],
+        )
+    if changes.assemblies:
+        await db.executemany(
+            "INSERT INTO assemblies (hash, created, session, query, mode, chars, recalled,"
+            " paused, items, sections) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    a.hash,
+                    now,
+                    a.session,
+                    a.query,
+                    a.mode,
+                    a.chars,
+                    a.recalled,
+                    int(a.paused),
+                    a.items,
+                    a.sections,
+                )
+                for a in changes.assemblies
+            ],
         )
     if changes.state:
         await db.executemany(

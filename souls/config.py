@@ -10,6 +10,7 @@ from typing import Literal
 
 import msgspec
 
+from souls.answer import AnswerConfig
 from souls.attention import AttentionConfig
 from souls.context import ContextConfig
 from souls.decay import DecayConfig
@@ -17,15 +18,24 @@ from souls.gate import GateConfig
 from souls.hebbian import HebbianConfig
 from souls.homeostasis import HomeostasisConfig
 from souls.hygiene import HygieneConfig
+from souls.knowledge import KnowledgeConfig
 from souls.lightning import LightningConfig
 from souls.llm import LLMConfig
 from souls.metacognition import MetacognitionConfig
+from souls.potential import PotentialConfig
 from souls.recall import RecallConfig
 from souls.reflection import ReflectConfig
 from souls.somatic import SomaticConfig
 from souls.surprise import SurpriseConfig
 
-__all__ = ["MailboxConfig", "RestartConfig", "ScheduleOverrides", "SoulConfig", "StoreConfig"]
+__all__ = [
+    "LifecycleConfig",
+    "MailboxConfig",
+    "RestartConfig",
+    "ScheduleOverrides",
+    "SoulConfig",
+    "StoreConfig",
+]
 
 
 class _Section(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -64,6 +74,18 @@ class RestartConfig(_Section, frozen=True):
             raise ValueError("max_restarts must be >= 0, max_seconds > 0 and shutdown >= 0")
 
 
+class LifecycleConfig(_Section, frozen=True):
+    # Seconds without mail after which the soul hibernates: it closes its database and
+    # drops its caches; the next message wakes it (nothing queued is lost). Scheduled
+    # jobs, task syncs and health checks do not count as mail that keeps it awake.
+    # A soul that may hibernate also starts hibernated. 0: never (always open).
+    hibernate_after: float = 300.0
+
+    def __post_init__(self) -> None:
+        if not self.hibernate_after >= 0:
+            raise ValueError("hibernate_after must be >= 0 (0: never hibernate)")
+
+
 class ScheduleOverrides(_Section, frozen=True):
     # This soul's own times for the scheduled jobs; unset keys follow [schedule] in
     # soupd.toml (same meaning and format there).
@@ -83,6 +105,7 @@ class SoulConfig(_Section, frozen=True):
     mailbox: MailboxConfig = msgspec.field(default_factory=MailboxConfig)
     store: StoreConfig = msgspec.field(default_factory=StoreConfig)
     restart: RestartConfig = msgspec.field(default_factory=RestartConfig)
+    lifecycle: LifecycleConfig = msgspec.field(default_factory=LifecycleConfig)
     hygiene: HygieneConfig = msgspec.field(default_factory=HygieneConfig)
     attention: AttentionConfig = msgspec.field(default_factory=AttentionConfig)
     recall: RecallConfig = msgspec.field(default_factory=RecallConfig)
@@ -98,8 +121,13 @@ class SoulConfig(_Section, frozen=True):
     schedule: ScheduleOverrides = msgspec.field(default_factory=ScheduleOverrides)
     lightning: LightningConfig = msgspec.field(default_factory=LightningConfig)
     gate: GateConfig = msgspec.field(default_factory=GateConfig)
+    knowledge: KnowledgeConfig = msgspec.field(default_factory=KnowledgeConfig)
+    answer: AnswerConfig = msgspec.field(default_factory=AnswerConfig)
+    potential: PotentialConfig = msgspec.field(default_factory=PotentialConfig)
 
     def __post_init__(self) -> None:
+        if self.llm.base_url is None and self.answer.enabled:
+            raise ValueError("answer.enabled needs an LLM: set [llm] base_url and model")
         if self.llm.base_url is None:
             for key, value in (
                 ("reflect.reflector", self.reflect.reflector),

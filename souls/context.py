@@ -4,6 +4,11 @@ Sections come in a fixed order, stable ones first, so that the prefix stays
 byte-identical (and the model's prompt cache warm) until something stable changes.
 Every section has a character budget and so does the whole block; a section over its
 budget is cut at a line boundary and says so. Same inputs → same bytes → same hash.
+
+Recalled items carry their id with a letter for where it drills down (``memory.read``):
+``m`` memories, ``c`` claims and other typed entries, ``g`` goals, ``q`` questions,
+``t`` tasks. When the session budget is spent, the recalled section is replaced by a
+notice that says so and when recall resumes.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ import msgspec
 
 from souls.results import ContextResult, RecallItem, Section
 
-__all__ = ["STABLE", "ContextConfig", "assemble"]
+__all__ = ["STABLE", "ContextConfig", "assemble", "label"]
 
 _CUT = "\n[…cut to fit the budget]"
+# Before a memory transcribed from speech: the words may not be what was said.
+_HEARD = "(heard, via speech-to-text: words may be misheard) "
 
 
 class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -31,6 +38,10 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     gut_chars: int = 800
     gaps_chars: int = 800
     signal_chars: int = 400
+    # Character budget of the due tasks (TASKS.md lines due soon or overdue).
+    tasks_chars: int = 800
+    # Due tasks shown: those due within this many hours (and every overdue one).
+    tasks_hours: float = 24.0
     # Character budget of the recalled memories.
     recalled_chars: int = 4000
     # Character budget of a spark (a collision that passed the gate).
@@ -39,6 +50,11 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     total_chars: int = 16000
     # How many memories a context with a query recalls.
     recall_k: int = 8
+    # Session budget: characters of recalled items all contexts of one session may
+    # inject within session_window seconds; once spent, recalled items pause (the
+    # context says so) until the window has room again. 0 = no cap.
+    session_chars: int = 40000
+    session_window: float = 3600.0
 
     def __post_init__(self) -> None:
         budgets = (
@@ -48,11 +64,14 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
             self.gut_chars,
             self.gaps_chars,
             self.signal_chars,
+            self.tasks_chars,
             self.recalled_chars,
             self.spark_chars,
         )
         if min(budgets) < 0 or self.total_chars < 0 or self.recall_k < 1:
             raise ValueError("budgets must be >= 0 and recall_k >= 1")
+        if self.session_chars < 0 or self.session_window <= 0 or self.tasks_hours < 0:
+            raise ValueError("session_chars >= 0, session_window > 0 and tasks_hours >= 0")
 
 
 # The stable sections, first: they change only at reflect, so the prefix they form
@@ -64,9 +83,26 @@ _HEADERS = {
     "weekly": "THIS WEEK",
     "gut_feelings": "GUT FEELINGS",
     "known_gaps": "KNOWN GAPS",
+    "due_tasks": "DUE TASKS",
     "internal_signal": "INTERNAL SIGNAL",
     "spark": "SPARK",
+    "recalled": "RECALLED MEMORIES",
 }
+# The letter of an item's id, by kind; memories (any other kind) are "m".
+_LETTERS = {
+    "fact": "c",
+    "rule": "r",
+    "event": "c",
+    "commitment": "c",
+    "goal": "g",
+    "question": "q",
+    "task": "t",
+}
+
+
+def label(kind: str, item_id: int) -> str:
+    """An item's id as the context shows it, e.g. ``m12`` or ``g3``."""
+    return f"{_LETTERS.get(kind, 'm')}{item_id}"
 
 
 def assemble(
@@ -78,10 +114,13 @@ def assemble(
     weekly: str = "",
     gut_feelings: str = "",
     known_gaps: str = "",
+    due_tasks: str = "",
     internal_signal: str = "",
     spark: str = "",
+    paused: str = "",
 ) -> ContextResult:
-    """Build the context block from its parts (pure)."""
+    """Build the context block from its parts (pure). ``paused``, when set, is the notice
+    shown instead of the recalled items (the session budget is spent)."""
     sections: list[Section] = []
     remaining = config.total_chars
     for name, body, budget in (
@@ -90,13 +129,18 @@ def assemble(
         ("weekly", weekly, config.weekly_chars),
         ("gut_feelings", gut_feelings, config.gut_chars),
         ("known_gaps", known_gaps, config.gaps_chars),
+        ("due_tasks", due_tasks, config.tasks_chars),
         ("internal_signal", internal_signal, config.signal_chars),
     ):
         section = _text_section(name, body.strip(), min(budget, remaining))
         if section is not None:
             sections.append(section)
             remaining -= section.chars
-    recalled_section = _recalled_section(recalled, min(config.recalled_chars, remaining))
+    budget = min(config.recalled_chars, remaining)
+    if paused:
+        recalled_section = _text_section("recalled", paused.strip(), budget)
+    else:
+        recalled_section = _recalled_section(recalled, budget)
     if recalled_section is not None:
         sections.append(recalled_section)
         remaining -= recalled_section.chars
@@ -133,16 +177,20 @@ def _text_section(name: str, body: str, budget: int) -> Section | None:
 
 
 def _recalled_section(items: Sequence[RecallItem], budget: int) -> Section | None:
-    header = _header("recalled memories")
+    header = _header("recalled")
     used = len(header) + 1
     lines: list[str] = []
     ids: list[int] = []
+    labels: list[str] = []
     for item in items:
-        line = f"- [m{item.id}] {' '.join(item.text.split())}\n"
+        heard = _HEARD if item.kind == "voice" else ""
+        line = f"- [{label(item.kind, item.id)}] {heard}{' '.join(item.text.split())}\n"
         if used + len(line) > budget:
             break
         lines.append(line)
-        ids.append(item.id)
+        labels.append(label(item.kind, item.id))
+        if labels[-1].startswith("m"):
+            ids.append(item.id)
         used += len(line)
     if not lines:
         return None
@@ -153,6 +201,7 @@ def _recalled_section(items: Sequence[RecallItem], budget: int) -> Section | Non
         chars=len(text),
         truncated=len(lines) < len(items),
         memory_ids=ids,
+        items=labels,
     )
 
 

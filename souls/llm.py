@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio
 import httpx
@@ -29,7 +30,7 @@ import structlog
 from souls.reflect import Observation, Reflector
 from supervisor.errors import SoupdError
 
-__all__ = ["ChatClient", "LLMConfig", "LLMError", "LLMReflector"]
+__all__ = ["ChatClient", "ChatTurn", "LLMConfig", "LLMError", "LLMReflector", "ToolCall"]
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -83,16 +84,48 @@ class LLMError(SoupdError):
     code = "llm_unavailable"
 
 
+class _Function(msgspec.Struct):
+    name: str
+    arguments: str = "{}"  # JSON text, as the API sends it
+
+
+class _ToolCall(msgspec.Struct):
+    id: str
+    function: _Function
+
+
 class _Message(msgspec.Struct):
     content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
 
 
 class _Choice(msgspec.Struct):
     message: _Message
 
 
+class _Usage(msgspec.Struct):
+    total_tokens: int = 0
+
+
 class _Completion(msgspec.Struct):
     choices: list[_Choice]
+    usage: _Usage | None = None
+
+
+class ToolCall(msgspec.Struct, frozen=True):
+    """A function the model asks to call: its call id, name and JSON arguments."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+class ChatTurn(msgspec.Struct, frozen=True):
+    """One answer of the model: text and/or tool calls, and the tokens it cost."""
+
+    content: str
+    tool_calls: list[ToolCall]
+    tokens: int
 
 
 class _Retryable(Exception):
@@ -124,6 +157,13 @@ class ChatClient:
 
     async def complete(self, messages: list[dict[str, str]]) -> str:
         """The answer's text (possibly empty); raises LLMError when there is none."""
+        return (await self.chat(list(messages))).content
+
+    async def chat(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+    ) -> ChatTurn:
+        """One chat completion, offering ``tools`` (OpenAI function-calling schema) when
+        given; raises LLMError when there is no answer."""
         config = self._config
         model = config.model
         if self._escalate and config.escalation_model is not None:
@@ -137,6 +177,8 @@ class ChatClient:
             "temperature": config.temperature,
             "stream": False,
         }
+        if tools:
+            body["tools"] = tools
         attempts = config.retries + 1
         problem = ""
         for attempt in range(attempts):
@@ -152,7 +194,7 @@ class ChatClient:
             "llm.timeout / llm.retries"
         )
 
-    async def _attempt(self, body: dict[str, object]) -> str:
+    async def _attempt(self, body: dict[str, object]) -> ChatTurn:
         headers = {"Content-Type": "application/json"}
         key = self._environ.get(self._config.api_key_env or "", "")
         if self._config.api_key_env and key:
@@ -186,7 +228,13 @@ class ChatClient:
             ) from None
         if not answer.choices:
             raise LLMError(f"the LLM at {self._url} answered with no choices; check the model")
-        return answer.choices[0].message.content or ""
+        message = answer.choices[0].message
+        calls = [
+            ToolCall(call.id, call.function.name, call.function.arguments)
+            for call in message.tool_calls or []
+        ]
+        tokens = answer.usage.total_tokens if answer.usage is not None else 0
+        return ChatTurn(message.content or "", calls, tokens)
 
     async def aclose(self) -> None:
         await self._http.aclose()

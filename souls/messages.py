@@ -9,6 +9,7 @@ from __future__ import annotations
 import msgspec
 
 from souls.events import EventIn
+from souls.goals import GoalUpdate
 
 __all__ = [
     "AddTask",
@@ -16,21 +17,30 @@ __all__ = [
     "CardAdd",
     "CardNote",
     "Cards",
+    "ClaimAdd",
+    "ClaimChange",
+    "Claims",
     "Confidence",
     "Context",
     "Crash",
     "Decay",
     "Export",
     "Forget",
+    "GoalSet",
+    "Goals",
     "Homeostasis",
     "Import",
     "Judge",
     "LastRuns",
     "Ledger",
     "Lightning",
+    "MemoryMap",
     "Message",
     "Observe",
+    "PersonLink",
+    "Persons",
     "Ping",
+    "Read",
     "Rebuild",
     "Recall",
     "Reflect",
@@ -40,6 +50,7 @@ __all__ = [
     "Tide",
     "Wakeup",
     "Weekly",
+    "Why",
 ]
 
 
@@ -56,16 +67,20 @@ class Import(msgspec.Struct, frozen=True, tag="import"):
 
 
 class Recall(msgspec.Struct, frozen=True, tag="recall"):
-    """Rank memories for ``query``. Reply: ``RecallResult``."""
+    """Rank memories for ``query``. Reply: ``RecallResult``; with ``explain``, each
+    item says why it ranked."""
 
     query: str
     k: int | None = None
+    explain: bool = False
 
 
 class Context(msgspec.Struct, frozen=True, tag="context"):
-    """Assemble the prompt block, optionally recalling for ``query``. Reply: ``ContextResult``."""
+    """Assemble the prompt block, optionally recalling for ``query``; ``session`` names
+    whose session budget it counts against. Reply: ``ContextResult``."""
 
     query: str | None = None
+    session: str | None = None
 
 
 class Stats(msgspec.Struct, frozen=True, tag="stats"):
@@ -205,6 +220,76 @@ class Ledger(msgspec.Struct, frozen=True, tag="ledger"):
     limit: int = 50
 
 
+class ClaimAdd(msgspec.Struct, frozen=True, tag="claim_add"):
+    """State an entry: a slot claim (``slot`` + ``value``), or a free fact, rule or event
+    (``value`` alone). Reply: ``{"claim", "outcome", "closed"}``."""
+
+    value: str
+    kind: str = "fact"  # fact | rule | event
+    slot: str | None = None
+    subject: str = "user"
+    confidence: str = "high"
+
+
+class ClaimChange(msgspec.Struct, frozen=True, tag="claim_change"):
+    """``update`` (supersede with ``value``), ``correct`` (the same, and the AI side was
+    wrong: its fidelity drops) or ``retract`` an entry. Reply: ``{"claim", "closed"}``."""
+
+    action: str
+    id: int
+    value: str = ""
+
+
+class Claims(msgspec.Struct, frozen=True, tag="claims"):
+    """Active and deferred entries (``every``: closed ones too), the open questions and
+    the AI-side fidelity. Reply: ``{"claims", "questions", "fidelity_ai"}``."""
+
+    every: bool = False
+
+
+class GoalSet(msgspec.Struct, frozen=True, tag="goal_set"):
+    """A goal update (new, progress, change, achieve, abandon, pause, resume).
+    Reply: ``GoalChange``."""
+
+    update: GoalUpdate
+
+
+class Goals(msgspec.Struct, frozen=True, tag="goals"):
+    """Every goal. Reply: ``{"goals": [...]}``."""
+
+
+class Why(msgspec.Struct, frozen=True, tag="why"):
+    """What a context injected and why (the latest, or the one whose hash starts with
+    ``hash``). Reply: ``AssemblyLog``."""
+
+    hash: str | None = None
+
+
+class MemoryMap(msgspec.Struct, frozen=True, tag="map"):
+    """The four-axis memory map within ``budget`` characters. Reply: ``{"map"}``."""
+
+    budget: int = 2000
+
+
+class Read(msgspec.Struct, frozen=True, tag="read"):
+    """One item by the id the map or a context printed (m12, e5, c7, g1...)."""
+
+    id: str
+
+
+class PersonLink(msgspec.Struct, frozen=True, tag="person_link"):
+    """Link ``channel``:``external`` to the person ``person`` (made when new).
+    Reply: ``{"person", "identity", "moved_from", "events", "claims"}``."""
+
+    person: str
+    channel: str
+    external: str
+
+
+class Persons(msgspec.Struct, frozen=True, tag="persons"):
+    """Every person with their identities. Reply: ``{"persons": [...]}``."""
+
+
 class Ping(msgspec.Struct, frozen=True, tag="ping"):
     """Are you handling mail? Reply: ``"pong"`` (the watchdog's health check)."""
 
@@ -242,4 +327,14 @@ Message = (
     | Judge
     | Tide
     | StatusPage
+    | ClaimAdd
+    | ClaimChange
+    | Claims
+    | GoalSet
+    | Goals
+    | Why
+    | MemoryMap
+    | Read
+    | PersonLink
+    | Persons
 )

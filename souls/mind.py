@@ -9,11 +9,13 @@ store itself but records what should change in a :class:`~souls.changes.Changes`
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import structlog
 
 from souls.bm25 import TermStats
@@ -132,8 +134,8 @@ class Mind:
         counters advanced. Returns, per event, the reason it triggers a reflect (at
         most one event of a batch does)."""
         documents = [event.doc.split() for event in events]
-        if self._terms is not None:
-            self._terms.add(documents)
+        # The index statistics follow the store's writes (it indexes neighbouring
+        # turns too); nothing to add here.
         if not self.config.cognition:
             return [None] * len(events)
         reasons: list[str | None] = []
@@ -145,6 +147,10 @@ class Mind:
             reasons.append(None if triggered else reason)
             triggered = triggered or reason is not None
             appraisal = appraise(event.text, event.salience, somatic, words)
+            if appraisal is not None and event.person is not None:
+                # The feeling is about the person too, whichever account they wrote from.
+                person = event.person.casefold()
+                appraisal = msgspec.structs.replace(appraisal, topics=(*appraisal.topics, person))
             if appraisal is not None:
                 for marker in self.markers.add(appraisal):
                     markers[(marker.topic, marker.valence)] = marker.weight
@@ -198,13 +204,24 @@ class Mind:
 
     # -- recall -----------------------------------------------------------------
 
-    async def recall(self, query: str, k: int, changes: Changes) -> Recollection:
+    async def recall(
+        self,
+        query: str,
+        k: int,
+        changes: Changes,
+        *,
+        now: float | None = None,
+        explain: bool = False,
+    ) -> Recollection:
         """Recall through every layer; fire-together, recall times and retrieval-
-        induced forgetting go into ``changes``."""
-        if self._terms is None:
-            self._terms = await self._store.term_stats()
+        induced forgetting go into ``changes``. ``now``: what relative dates in the
+        query count from (default: the wall clock)."""
+        self._terms = await self._store.term_stats()  # kept current by the store
+        now = time.time() if now is None else now
         if not self.config.cognition:
-            return await recall(self._store, self._terms, self.config.recall, query, k)
+            return await recall(
+                self._store, self._terms, self.config.recall, query, k, now=now, explain=explain
+            )
         hebbian = self.config.hebbian
         if self._associations is None:
             self._associations = Associations(
@@ -225,6 +242,8 @@ class Mind:
             associations=self._associations,
             hebbian=hebbian,
             cache=self._hits,
+            now=now,
+            explain=explain,
         )
         fired = found.fired
         for pair in pairs(fired):
@@ -235,6 +254,15 @@ class Mind:
                 changes.penalties.get(memory_id, 0.0) + hebbian.rif_penalty
             )
         return found
+
+    def ceiling(self, query: str) -> float:
+        """The BM25 score a memory made of exactly the query's terms would get: what a
+        recalled memory's score is measured against (resonance R, DESIGN §3.5). Call
+        after :meth:`recall` (which loads the statistics); 0 before."""
+        if self._terms is None:
+            return 0.0
+        terms = [term for term in query_terms(query) if self._terms.df(term)]
+        return self._terms.score(terms, terms)
 
     async def after_write(self, changes: Changes) -> None:
         """Bring the strong-edge index up to date once ``changes`` are committed."""
@@ -249,6 +277,7 @@ class Mind:
     def forget_caches(self) -> None:
         """Drop the derived indexes; they are rebuilt when next needed."""
         self._terms = None
+        self._store.drop_caches()
         self._associations = None
         self._hits = HitCache()
 

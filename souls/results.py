@@ -11,6 +11,7 @@ __all__ = [
     "ContextResult",
     "DecayResult",
     "DueTask",
+    "Explanation",
     "HomeostasisResult",
     "ImportResult",
     "PushResult",
@@ -22,6 +23,7 @@ __all__ = [
     "SoulStats",
     "TaskProblem",
     "TasksResult",
+    "TermWeight",
 ]
 
 
@@ -56,13 +58,44 @@ class ImportResult(msgspec.Struct):
     reasons_truncated: bool = False
 
 
-class RecallItem(msgspec.Struct, frozen=True):
+class TermWeight(msgspec.Struct, frozen=True):
+    term: str  # a query term, as the tokenizer stems it
+    score: float  # its share of the BM25 score
+    text: int  # times it occurs in the memory's own text
+    context: int  # times it occurs in the memory's neighbouring turns
+
+
+class Explanation(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Why a recalled item ranked: a memory found by BM25 scores ``bm25 * speaker *
+    time``; one cited by a summary line scores the line's coverage of the query; an
+    associate scores the strength of the Hebbian edge that brought it."""
+
+    # BM25 over the memory's text and (weighted lower) its neighbouring turns.
+    bm25: float = 0.0
+    terms: list[TermWeight] = msgspec.field(default_factory=list)
+    # The part of ``bm25`` owed to the neighbouring turns.
+    context: float = 0.0
+    # Factor for being said by someone the query names.
+    speaker: float = 1.0
+    # Factor for being from a date or period the query names.
+    time: float = 1.0
+    # Share of the query covered by the summary line that cites it.
+    summary: float | None = None
+    # Strength of the Hebbian edge that brought it along.
+    hebbian: float | None = None
+    # The same, in words.
+    reasons: list[str] = msgspec.field(default_factory=list)
+
+
+class RecallItem(msgspec.Struct, frozen=True, omit_defaults=True):
     id: int  # memory id
     kind: str
     text: str
     score: float
     via: str  # why it is here: "bm25", later "hebbian", "goal"...
     refs: list[str]  # the ``ref``s of the source events
+    # Why it ranked, when the caller asked (``explain``); left off the wire otherwise.
+    explain: Explanation | None = None
 
 
 class RecallResult(msgspec.Struct, frozen=True):
@@ -75,6 +108,8 @@ class Section(msgspec.Struct, frozen=True):
     chars: int
     truncated: bool = False
     memory_ids: list[int] = msgspec.field(default_factory=list)
+    # Every recalled item injected, by label (m12, c5, g3...), in order.
+    items: list[str] = msgspec.field(default_factory=list)
 
 
 class ContextResult(msgspec.Struct, frozen=True):

@@ -20,6 +20,7 @@ import aiosqlite
 import anyio
 import msgspec
 
+from souls import neighbours
 from souls.somatic import Markers, SomaticConfig, appraise
 from souls.store import Store
 from souls.tokenize import tokens
@@ -31,7 +32,8 @@ EXPORT_TABLES: tuple[tuple[str, str, str, str], ...] = (
     (
         "event",
         "events",
-        "id, ref, kind, channel, sender, grp, mentioned, session, ts, recorded, salience, text",
+        "id, ref, kind, channel, sender, grp, mentioned, session, ts, recorded, salience, text,"
+        " person",
         "id",
     ),
     (
@@ -45,6 +47,27 @@ EXPORT_TABLES: tuple[tuple[str, str, str, str], ...] = (
     ("gap", "gaps", "id, topic, detail, created", "id"),
     ("summary", "summaries", "id, layer, text, created, observations, reflector, reason", "id"),
     ("task", "due", "key, due, text, line, fired_at", "key"),
+    (
+        "claim",
+        "claims",
+        "id, type, subject, slot, value, quote, event_id, source, confidence, state,"
+        " valid_from, valid_to, recorded_from, recorded_to, due, replaces",
+        "id",
+    ),
+    (
+        "question",
+        "questions",
+        "id, event_id, asker, session, text, asked, state, resolved, answer",
+        "id",
+    ),
+    ("person", "persons", "id, name, created", "id"),
+    ("identity", "identities", "channel, external, person, created", "channel, external"),
+    (
+        "goal",
+        "goals",
+        "id, speaker, statement, domain, priority, triggers, state, progress, created, updated",
+        "id",
+    ),
 )
 _PAGE = 1000
 
@@ -56,6 +79,8 @@ class ForgetResult(msgspec.Struct, frozen=True):
     summaries: int
     markers: int  # markers after recomputing them from the remaining events
     card_lines: int = 0  # card lines redacted (cards keep their numbers)
+    claims: int = 0  # claims extracted from the events
+    questions: int = 0  # questions asked in them (settled ones reopen if it was the answer)
 
 
 class RebuildResult(msgspec.Struct, frozen=True):
@@ -109,6 +134,8 @@ class DataRights:
                     )
                 ]
                 memory_ids = {m for (m,) in memories}
+                # Where they sat: the rows around them carry their words as context.
+                places = await neighbours.places(db, sorted(memory_ids))
                 edges = 0
                 for (memory_id,) in memories:
                     cursor = await db.execute(
@@ -120,11 +147,21 @@ class DataRights:
                 await db.executemany("DELETE FROM memory_sources WHERE event_id = ?", events)
                 await db.executemany("DELETE FROM memories WHERE id = ?", memories)
                 await db.executemany("DELETE FROM events WHERE id = ?", events)
+                await neighbours.refresh(db, places, self._store.context_turns)
+                claims = await _delete(db, "DELETE FROM claims WHERE event_id IN", event_ids)
+                questions = await _delete(db, "DELETE FROM questions WHERE event_id IN", event_ids)
+                await _delete(
+                    db,
+                    "UPDATE questions SET state = 'pending', resolved = NULL, answer = NULL"
+                    " WHERE answer IN",
+                    event_ids,
+                )
                 summaries = await _drop_citing(db, memory_ids)
                 markers = await self._recompute_markers(db, now)
-        return ForgetResult(
-            len(events), len(memories), edges, summaries, len(markers), redacted
-        ), cards
+        result = ForgetResult(
+            len(events), len(memories), edges, summaries, len(markers), redacted, claims, questions
+        )
+        return result, cards
 
     async def export_page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
         """Up to a page of records from ``cursor`` on, and the cursor of the next page
@@ -280,6 +317,15 @@ def _parse_cursor(cursor: str | None) -> tuple[int, int]:
     if not (kind.isdigit() and after.isdigit()):
         raise ValueError(f"cursor {cursor!r} is not one this daemon handed out")
     return int(kind), int(after)
+
+
+async def _delete(db: aiosqlite.Connection, statement: str, ids: Sequence[int]) -> int:
+    """Run ``statement`` (ending in ``IN``) over ``ids`` in chunks; rows it touched."""
+    touched = 0
+    for chunk in _chunks(ids):
+        cursor = await db.execute(f"{statement} ({_marks(chunk)})", chunk)
+        touched += cursor.rowcount
+    return touched
 
 
 def _chunks(ids: Sequence[int]) -> list[list[int]]:

@@ -204,4 +204,130 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE draws ADD COLUMN judge TEXT NOT NULL DEFAULT 'builtin';
         """,
     ),
+    (
+        "0008_knowledge",
+        """
+        -- Typed entries (DESIGN §3.10): facts (slot claims extracted from events, or
+        -- stated), rules and events, bitemporal: valid time (when it is true in the
+        -- world) and transaction time (when this row was believed). Rows are never
+        -- rewritten but to close them: a change is a new row plus a closed old one.
+        CREATE TABLE claims (
+            id            INTEGER PRIMARY KEY,
+            type          TEXT NOT NULL,      -- fact | rule | event
+            subject       TEXT NOT NULL,      -- whom it is about
+            slot          TEXT,               -- whitelisted slot; NULL for free entries
+            value         TEXT NOT NULL,
+            quote         TEXT NOT NULL,      -- verbatim in the source event ('' if stated)
+            event_id      INTEGER,            -- the source event, if one
+            source        TEXT NOT NULL,      -- user | rule | llm
+            confidence    TEXT NOT NULL,      -- high | medium | low
+            state         TEXT NOT NULL,      -- active | superseded | deferred | retracted
+            valid_from    REAL NOT NULL,
+            valid_to      REAL,
+            recorded_from REAL NOT NULL,
+            recorded_to   REAL,
+            due           REAL,               -- plans and commitments with a date
+            replaces      INTEGER             -- the entry an update superseded
+        ) STRICT;
+        CREATE INDEX claims_slot ON claims (subject, slot);
+        CREATE INDEX claims_event ON claims (event_id);
+        CREATE INDEX claims_state ON claims (state);
+
+        -- Questions users asked: pending until an assistant event follows; then
+        -- answered, or unanswered (unresolved pressure) when the answer missed it.
+        CREATE TABLE questions (
+            id       INTEGER PRIMARY KEY,
+            event_id INTEGER NOT NULL,
+            asker    TEXT,
+            session  TEXT,
+            text     TEXT NOT NULL,
+            asked    REAL NOT NULL,
+            state    TEXT NOT NULL,      -- pending | answered | unanswered
+            resolved REAL,
+            answer   INTEGER             -- the assistant event that settled it
+        ) STRICT;
+        CREATE INDEX questions_state ON questions (state);
+
+        CREATE TABLE goals (
+            id        INTEGER PRIMARY KEY,
+            speaker   TEXT NOT NULL,
+            statement TEXT NOT NULL,
+            domain    TEXT NOT NULL,
+            priority  INTEGER NOT NULL,
+            triggers  TEXT NOT NULL,     -- JSON list of 1-2 bridge phrases
+            state     TEXT NOT NULL,     -- active | paused | achieved | abandoned
+            progress  TEXT NOT NULL,     -- JSON list of notes
+            created   REAL NOT NULL,
+            updated   REAL NOT NULL
+        ) STRICT;
+
+        -- One row per assembled context: what was injected and why.
+        CREATE TABLE assemblies (
+            id       INTEGER PRIMARY KEY,
+            hash     TEXT NOT NULL,
+            created  REAL NOT NULL,
+            session  TEXT,
+            query    TEXT,
+            mode     TEXT NOT NULL,      -- retrieval | emergence | none
+            chars    INTEGER NOT NULL,
+            recalled INTEGER NOT NULL,   -- characters of recalled items injected
+            paused   INTEGER NOT NULL,   -- 1 when the session budget paused recall
+            items    TEXT NOT NULL,      -- JSON: [{id, kind, score, reason}]
+            sections TEXT NOT NULL       -- JSON: [{name, chars, truncated}]
+        ) STRICT;
+        CREATE INDEX assemblies_hash ON assemblies (hash);
+        CREATE INDEX assemblies_created ON assemblies (created);
+        """,
+    ),
+    (
+        "0009_context",
+        """
+        -- Each memory is indexed with its neighbouring turns in the same session (two
+        -- each side, nearest first; none without a session: see souls/neighbours.py),
+        -- which recall weighs lower.
+        -- FTS5 columns cannot be added in place: the index is rebuilt from the old one.
+        CREATE INDEX events_session ON events (session, id);
+        CREATE VIRTUAL TABLE memory_fts_context USING fts5 (
+            doc, prior, later, tokenize = 'ascii'
+        );
+        INSERT INTO memory_fts_context (rowid, doc, prior, later)
+        SELECT id, doc,
+               CASE WHEN session IS NULL THEN '' ELSE
+                   trim(coalesce(lag(doc, 1) OVER turns, '') || ' '
+                        || coalesce(lag(doc, 2) OVER turns, '')) END,
+               CASE WHEN session IS NULL THEN '' ELSE
+                   trim(coalesce(lead(doc, 1) OVER turns, '') || ' '
+                        || coalesce(lead(doc, 2) OVER turns, '')) END
+        FROM (SELECT f.rowid AS id, f.doc AS doc, e.session AS session, e.id AS event
+              FROM memory_fts AS f
+              JOIN memories AS m ON m.id = f.rowid
+              LEFT JOIN events AS e ON e.id = m.event_id)
+        WINDOW turns AS (PARTITION BY session ORDER BY event, id);
+        DROP TABLE memory_vocab;
+        DROP TABLE memory_fts;
+        ALTER TABLE memory_fts_context RENAME TO memory_fts;
+        CREATE VIRTUAL TABLE memory_vocab USING fts5vocab (memory_fts, 'row');
+        """,
+    ),
+    (
+        "0010_persons",
+        """
+        -- Cross-channel identity: persons and the accounts (channel, external id) that
+        -- are theirs. An event from a linked account names its person.
+        CREATE TABLE persons (
+            id      INTEGER PRIMARY KEY,
+            name    TEXT NOT NULL UNIQUE,
+            created REAL NOT NULL
+        ) STRICT;
+        CREATE TABLE identities (
+            channel  TEXT NOT NULL,
+            external TEXT NOT NULL,
+            person   INTEGER NOT NULL REFERENCES persons (id),
+            created  REAL NOT NULL,
+            PRIMARY KEY (channel, external)
+        ) STRICT, WITHOUT ROWID;
+        ALTER TABLE events ADD COLUMN person TEXT;
+        CREATE INDEX events_account ON events (channel, sender);
+        """,
+    ),
 )

@@ -19,10 +19,15 @@ small classes (intake, its :class:`~souls.mind.Mind`, recall, context). Invarian
 * On cancellation (the supervisor stopping the soul) the turn in flight and the mail
   already queued are finished within the soul's shutdown budget before the store
   closes: a shutdown never drops an event that was queued.
+* Idle for ``[lifecycle] hibernate_after`` seconds, the soul *hibernates*: it closes
+  its store and :meth:`Soul.run` returns, leaving its mail queued in the mailbox for
+  the next incarnation. Housekeeping mail (scheduled jobs, task syncs, pings) does not
+  count as activity: a soul woken only for housekeeping hibernates right after it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import time
@@ -36,15 +41,19 @@ import msgspec
 import structlog
 
 from souls.agenda import Agenda
+from souls.assembly import choose, goal_candidates, memory_candidates
 from souls.brain import Brain
 from souls.cards import Card, CardStore, cited, crystallise
-from souls.changes import Changes
+from souls.changes import AssemblyRow, Changes
 from souls.clock import Clock
 from souls.collision import Collider, Collision, pool_card
 from souls.config import SoulConfig
 from souls.context import assemble
 from souls.events import EventIn
+from souls.goals import activated
+from souls.hygiene import HygieneGate
 from souls.intake import Dropped, Intake
+from souls.knowledge import Knowledge, Plan
 from souls.lightning import weight
 from souls.mailbox import Envelope, Mailbox
 from souls.messages import (
@@ -53,21 +62,29 @@ from souls.messages import (
     CardAdd,
     CardNote,
     Cards,
+    ClaimAdd,
+    ClaimChange,
+    Claims,
     Confidence,
     Context,
     Crash,
     Decay,
     Export,
     Forget,
+    Goals,
+    GoalSet,
     Homeostasis,
     Import,
     Judge,
     LastRuns,
     Ledger,
     Lightning,
+    MemoryMap,
     Message,
     Observe,
+    PersonLink,
     Ping,
+    Read,
     Rebuild,
     Recall,
     Reflect,
@@ -77,9 +94,13 @@ from souls.messages import (
     Tide,
     Wakeup,
     Weekly,
+    Why,
 )
+from souls.messages import Persons as PersonsMessage
 from souls.metrics import LatencyWindow
 from souls.mind import Emit, Mind
+from souls.navigate import memory_map, read
+from souls.persons import Persons
 from souls.results import (
     MAX_REASONS,
     ContextResult,
@@ -96,6 +117,7 @@ from souls.results import (
 from souls.rights import DataRights, ForgetResult
 from souls.statuspage import render_status_page
 from souls.store import NewEvent, Store
+from souls.tasks import Task, parse_tasks
 from souls.tide import TideReport, tide
 from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
 from supervisor.tree import shielded_cleanup
@@ -103,6 +125,8 @@ from supervisor.tree import shielded_cleanup
 __all__ = ["Soul"]
 
 Outcome = PushResult | SoupdError
+# Mail that does not keep a soul awake: what the scheduler and health checks send.
+_HOUSEKEEPING = (Decay, Weekly, Homeostasis, Wakeup, LastRuns, SyncTasks, Ping)
 
 
 class Soul:
@@ -133,6 +157,8 @@ class Soul:
         self._mind: Mind | None = None
         self._agenda: Agenda | None = None
         self._cards: CardStore | None = None
+        self._knowledge: Knowledge | None = None
+        self._persons: Persons | None = None
         # Derived-state changes of the turn in progress, committed once per turn.
         self._changes = Changes()
         # What the turn is handling right now: what a crash is blamed on.
@@ -143,25 +169,45 @@ class Soul:
         mailbox: Mailbox[Message],
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+        active_at: float | None = None,
     ) -> None:
-        """Open the store, then handle mail until the mailbox is closed and empty."""
+        """Open the store, then handle mail until the mailbox is closed and empty, or
+        until the soul hibernates (returns after ``[lifecycle] hibernate_after`` seconds
+        without mail that keeps it awake). ``active_at``: when, on the
+        ``anyio.current_time()`` clock, it last had such mail (default: now)."""
         structlog.contextvars.bind_contextvars(soul=self.name)
         self._mailbox = mailbox
-        store = await Store.open(self._db_path, synchronous=self.config.store.synchronous)
+        store = await Store.open(
+            self._db_path,
+            synchronous=self.config.store.synchronous,
+            context_turns=self.config.recall.context_turns,
+        )
         self._store = store
         mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
         self._agenda = Agenda(store, self._brain)
         self._cards = CardStore(store, self._brain.root / "cards")
+        persons = self._persons = Persons(store)
+        knowledge = self._knowledge = Knowledge(
+            store, self.config.knowledge, HygieneGate(self.config.hygiene)
+        )
         batch: list[Envelope[Message]] = []
         try:
             await self._brain.ensure()
             await mind.load()
+            await knowledge.load()
+            await persons.load()
             task_status.started()
+            active = anyio.current_time() if active_at is None else active_at
             while True:
                 try:
-                    batch = await mailbox.receive_batch(self.config.mailbox.batch)
+                    batch = await self._next_batch(mailbox, active)
                 except anyio.EndOfStream:
                     return
+                if not batch:
+                    self._log.info("soul.hibernating")
+                    return
+                if not all(isinstance(e.message, _HOUSEKEEPING) for e in batch):
+                    active = anyio.current_time()
                 await self._turn(batch)
                 batch = []
         except anyio.get_cancelled_exc_class():
@@ -183,10 +229,28 @@ class Soul:
             mailbox.redeliver(e for e in batch if not e.done)
             raise
         finally:
-            self._store = self._mind = self._agenda = self._cards = None
+            self._store = self._mind = self._agenda = self._cards = self._knowledge = None
+            self._persons = None
             with anyio.CancelScope(shield=True):
                 await mind.aclose()
                 await store.close()
+
+    async def _next_batch(
+        self, mailbox: Mailbox[Message], active: float
+    ) -> list[Envelope[Message]]:
+        """The next turn's mail; empty once the soul has been idle ``hibernate_after``
+        seconds since ``active`` (never when that is 0)."""
+        limit, idle = self.config.mailbox.batch, self.config.lifecycle.hibernate_after
+        if not idle:
+            return await mailbox.receive_batch(limit)
+        batch = mailbox.receive_ready(limit)
+        if batch:
+            return batch
+        # Giving up the wait loses no mail: a memory stream hands an envelope only to a
+        # receiver with no cancellation pending, and one handed over is returned.
+        with anyio.move_on_after(max(active + idle - anyio.current_time(), 0.0)):
+            return await mailbox.receive_batch(limit)
+        return []
 
     async def _drain(self, mailbox: Mailbox[Message], in_flight: list[Envelope[Message]]) -> None:
         """Finish the interrupted turn and the queued mail (already inside a shield)."""
@@ -239,6 +303,7 @@ class Soul:
             else:
                 envelope.reply.resolve(outcome)
         await self._session_draws(events, outcomes)
+        self._direct(events, outcomes)
         if reason is not None:
             reflected = False
             try:
@@ -249,6 +314,28 @@ class Soul:
                     envelope, outcome = trigger
                     result = msgspec.structs.replace(outcome, reflected=reflected)
                     trigger[0].reply.resolve(result)
+
+    def _direct(self, events: Sequence[EventIn], outcomes: Sequence[Outcome]) -> None:
+        """Publish the direct messages just stored for the responder, when this soul
+        answers (``[answer] enabled``): the kinds it answers, and mentions."""
+        config = self.config.answer
+        if not config.enabled:
+            return
+        for event, outcome in zip(events, outcomes, strict=True):
+            stored = isinstance(outcome, PushResult) and outcome.status == "stored"
+            if stored and (event.kind in config.kinds or event.mentioned):
+                assert isinstance(outcome, PushResult)
+                self._emit(
+                    "direct",
+                    {
+                        "event_id": outcome.event_id,
+                        "text": event.text,
+                        "kind": event.kind,
+                        "sender": event.sender,
+                        "channel": event.channel,
+                        "session": event.session,
+                    },
+                )
 
     async def _ingest(self, events: Sequence[EventIn]) -> tuple[list[Outcome], str | None]:
         """Gate, de-duplicate and commit ``events`` (with the turn's changes) in one
@@ -272,16 +359,24 @@ class Soul:
                 changes.counters["dropped.attention"] += 1
                 outcomes[index] = PushResult(None, verdict.salience, "dropped")
             else:
-                admitted.append((index, verdict))
+                new = verdict
+                person = self._require_persons().resolve(new.channel, new.sender)
+                if person is not None:
+                    new = dataclasses.replace(new, person=person)
+                admitted.append((index, new))
 
         refs = [new.ref for _, new in admitted if new.ref is not None]
         known = await store.known_refs(refs) if refs else {}
         fresh: list[tuple[int, NewEvent]] = []
         first_of_ref: dict[str, int] = {}  # ref -> position in ``fresh``
         repeats: list[tuple[int, int]] = []  # (event index, position in ``fresh``)
-        for index, new in admitted:
+        echoes = await self._echoes([new for _, new in admitted])
+        for position, (index, new) in enumerate(admitted):
             if new.ref is not None and new.ref in known:
                 event_id, salience = known[new.ref]
+                outcomes[index] = PushResult(event_id, salience, "duplicate")
+            elif position in echoes:
+                event_id, salience = echoes[position]
                 outcomes[index] = PushResult(event_id, salience, "duplicate")
             elif new.ref is not None and new.ref in first_of_ref:
                 repeats.append((index, first_of_ref[new.ref]))
@@ -293,8 +388,14 @@ class Soul:
         reasons = mind.perceive([new for _, new in fresh], changes)
         if "periodic" in reasons and self._defer_periodic():
             reasons = [None] * len(reasons)
+        plan = Plan()
+        if fresh and self.config.cognition:
+            plan = await self._require_knowledge().perceive([new for _, new in fresh])
         if fresh or changes:
-            ids = await store.append([new for _, new in fresh], changes, now)
+            ids = await store.append(
+                [new for _, new in fresh], changes, now, plan.write if plan else None
+            )
+            self._require_knowledge().committed(plan)
             await self._committed(changes)
             debug = self._log.is_enabled_for(logging.DEBUG)
             for (index, new), event_id, why in zip(fresh, ids, reasons, strict=True):
@@ -310,6 +411,22 @@ class Soul:
         assert all(o is not None for o in outcomes)
         reason = next((why for why in reasons if why is not None), None)
         return outcomes, reason  # type: ignore[return-value]
+
+    async def _echoes(self, events: Sequence[NewEvent]) -> dict[int, tuple[int, float]]:
+        """Events that repeat a stored one said by the same sender through another
+        channel within ``[knowledge] same_event_window`` seconds: the same sentence
+        arriving by two paths is one event (no false corroboration). By position."""
+        window = self.config.knowledge.same_event_window
+        if not window:
+            return {}
+        store = self._require_store()
+        found: dict[int, tuple[int, float]] = {}
+        for position, new in enumerate(events):
+            if new.channel is not None and new.sender is not None:
+                echo = await store.echo(new, window)
+                if echo is not None:
+                    found[position] = echo
+        return found
 
     def _defer_periodic(self) -> bool:
         """Whether a periodic reflect should wait for a quieter turn: while the soul is
@@ -370,10 +487,10 @@ class Soul:
                     # Its size is bounded by the frame cap.
                     with anyio.CancelScope(shield=True):
                         result: object = await self._import(events)
-                case Recall(query=query, k=k):
-                    result = await self._recall(query, k)
-                case Context(query=query):
-                    result = await self._context(query)
+                case Recall(query=query, k=k, explain=explain):
+                    result = await self._recall(query, k, explain)
+                case Context(query=query, session=session):
+                    result = await self._context(query, session)
                 case Stats():
                     result = await self._stats()
                 case Reflect():
@@ -447,6 +564,33 @@ class Soul:
                     await self._commit_changes()
                     result = await self._rights().rebuild(self._clock.now())
                     await self._require_mind().load()
+                case ClaimAdd() | ClaimChange() | Claims() | GoalSet() | Goals():
+                    result = await self._knowing(message)
+                case Why(hash=wanted):
+                    result = await self._require_knowledge().assembly(wanted)
+                    if result is None:
+                        raise InvalidParams(
+                            f"no context {wanted!r} was assembled by soul {self.name!r}"
+                            if wanted
+                            else f"soul {self.name!r} has assembled no context yet"
+                        )
+                case PersonLink(person=person, channel=channel, external=external):
+                    try:
+                        result = await self._require_persons().link(
+                            person, channel, external, self._clock.now()
+                        )
+                    except ValueError as exc:
+                        raise InvalidParams(str(exc)) from None
+                case PersonsMessage():
+                    result = {"persons": await self._require_persons().all()}
+                case MemoryMap(budget=budget):
+                    store, knowledge = self._require_store(), self._require_knowledge()
+                    result = {"map": await memory_map(store, knowledge, budget)}
+                case Read(id=label):
+                    try:
+                        result = await read(self._require_store(), self._require_knowledge(), label)
+                    except (ValueError, LookupError) as exc:
+                        raise InvalidParams(str(exc)) from None
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
         except SoupdError as error:
@@ -500,40 +644,112 @@ class Soul:
             )
         return k
 
-    async def _recall(self, query: str, k: int | None) -> RecallResult:
+    async def _recall(self, query: str, k: int | None, explain: bool = False) -> RecallResult:
         limit = self._k(k)
         started = time.perf_counter()
-        found = await self._require_mind().recall(query, limit, self._changes)
+        found = await self._require_mind().recall(
+            query, limit, self._changes, now=self._clock.now(), explain=explain
+        )
+        items = found.items
+        if self.config.cognition:
+            # Goals join recall by activation: bridge triggers and domains reach them too.
+            knowledge = self._require_knowledge()
+            goals = [g for g in knowledge.goals.values() if g.state in ("active", "paused")]
+            chosen = activated(
+                goals,
+                query,
+                threshold=self.config.knowledge.goal_threshold,
+                limit=self.config.knowledge.goals_limit,
+            )
+            items = items + [c.item for c in goal_candidates(chosen, self._clock.now())]
         self._recall_latency.add(time.perf_counter() - started)
-        return RecallResult(found.items)
+        return RecallResult(items)
 
-    async def _context(self, query: str | None) -> ContextResult:
+    async def _context(self, query: str | None, session: str | None = None) -> ContextResult:
+        """The context block: stable sections, then what ranks for ``query`` in retrieval
+        or emergence mode (see :mod:`souls.assembly`), within the section, total and
+        session budgets; the assembly is logged for ``why``."""
         mind = self._require_mind()
-        recalled: list[RecallItem] = []
+        now = self._clock.now()
+        config = self.config.context
+        memories: list[RecallItem] = []
+        ceiling = 0.0
         if query:
-            recalled = (await mind.recall(query, self.config.context.recall_k, self._changes)).items
+            memories = (await mind.recall(query, config.recall_k, self._changes, now=now)).items
+            ceiling = mind.ceiling(query)
+        contenders = memory_candidates(memories, ceiling)
+        upcoming: list[Task] = []
+        if self.config.cognition:
+            overdue, upcoming = await self._tasks_due(now)
+            contenders += await self._require_knowledge().candidates(query or "", now, overdue)
+        ranking, shown, logged = choose(contenders, self.config.potential, config.recall_k)
+        paused = ""
+        if shown and config.session_chars:
+            since = now - config.session_window
+            spent = await self._require_knowledge().session_spent(session, since)
+            spent += sum(a.recalled for a in self._changes.assemblies if a.session == session)
+            if spent >= config.session_chars:
+                resume = dt.datetime.fromtimestamp(now + config.session_window, dt.UTC)
+                paused = (
+                    f"(recalled items paused: this session injected {spent} characters of "
+                    f"recalled items in the last {config.session_window:g} s, the budget is "
+                    f"{config.session_chars}; they resume by {resume:%Y-%m-%d %H:%M} UTC)"
+                )
+                logged = []
         result = assemble(
-            self.config.context,
+            config,
             identity=await self._brain.identity(),
             summary=mind.summary.text,
             weekly=mind.weekly.text,
             gut_feelings=mind.gut_feelings(query),
             known_gaps=await mind.known_gaps(),
+            due_tasks="\n".join(f"- [t{t.line}] {t.text} (due {_utc(t.due)})" for t in upcoming),
             internal_signal=mind.take_signal(self._changes),
             spark=mind.take_spark(self._changes),
-            recalled=recalled,
+            recalled=shown,
+            paused=paused,
+        )
+        recalled = next((s for s in result.sections if s.name == "recalled"), None)
+        injected = set(recalled.items) if recalled is not None and not paused else set()
+        logged = [item for item in logged if item.id in injected]
+        mode = "none" if not contenders else ranking.mode
+        self._changes.assemblies.append(
+            AssemblyRow(
+                hash=result.hash,
+                session=session,
+                query=query,
+                mode=mode,
+                chars=len(result.text),
+                recalled=recalled.chars if recalled is not None and not paused else 0,
+                paused=bool(paused),
+                items=msgspec.json.encode(logged).decode(),
+                sections=msgspec.json.encode(
+                    [
+                        {"name": s.name, "chars": s.chars, "truncated": s.truncated}
+                        for s in result.sections
+                    ]
+                ).decode(),
+            )
         )
         self._log.info(
             "context.assembled",
             hash=result.hash,
             prefix_hash=result.prefix_hash,
             chars=len(result.text),
+            mode=mode,
+            paused=bool(paused),
             sections=[s.name for s in result.sections],
-            memory_ids=[i for s in result.sections for i in s.memory_ids],
-            scores=[item.score for item in recalled],
-            via=[item.via for item in recalled],
+            items=[item.id for item in logged],
         )
         return result
+
+    async def _tasks_due(self, now: float) -> tuple[list[Task], list[Task]]:
+        """Open TASKS.md tasks: those overdue, and those due within ``tasks_hours``."""
+        horizon = now + self.config.context.tasks_hours * 3600
+        tasks = parse_tasks(await self._brain.tasks()).pending()
+        overdue = [t for t in tasks if t.due <= now]
+        upcoming = [t for t in tasks if now < t.due <= horizon]
+        return overdue, upcoming
 
     def _ran(self, job: str) -> None:
         """Remember when a scheduled job last ran, so a daemon that was down for its
@@ -712,6 +928,7 @@ class Soul:
         mind = self._require_mind()
         mind.forget_caches()
         await mind.load()
+        await self._require_knowledge().load()
         self._log.info("soul.forgot", **msgspec.structs.asdict(result))
         return result
 
@@ -727,6 +944,39 @@ class Soul:
             raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
         return self._agenda
 
+    async def _knowing(self, message: ClaimAdd | ClaimChange | Claims | GoalSet | Goals) -> object:
+        """Claims and goals asked for over the socket (ValueError → a clear client error)."""
+        knowledge = self._require_knowledge()
+        now = self._clock.now()
+        try:
+            match message:
+                case ClaimAdd() as add:
+                    return await knowledge.entries.state(add, now)
+                case ClaimChange(action=action, id=claim_id, value=value):
+                    return await knowledge.entries.change(action, claim_id, value, now)
+                case Claims(every=every):
+                    return {
+                        "claims": await knowledge.entries.claims(every=every),
+                        "questions": await knowledge.entries.questions(state="unanswered"),
+                        "fidelity_ai": knowledge.entries.fidelity_ai,
+                    }
+                case GoalSet(update=update):
+                    return await knowledge.update_goal(update, now)
+                case Goals():
+                    return {"goals": sorted(knowledge.goals.values(), key=lambda g: g.id)}
+        except ValueError as exc:
+            raise InvalidParams(str(exc)) from None
+
+    def _require_persons(self) -> Persons:
+        if self._persons is None:
+            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
+        return self._persons
+
+    def _require_knowledge(self) -> Knowledge:
+        if self._knowledge is None:
+            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
+        return self._knowledge
+
     def _require_mind(self) -> Mind:
         if self._mind is None:
             raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
@@ -736,6 +986,10 @@ class Soul:
         if self._store is None:
             raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
         return self._store
+
+
+def _utc(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _ignore(kind: str, payload: dict[str, object]) -> None:

@@ -17,8 +17,9 @@ behind it.
 
 from __future__ import annotations
 
+import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +30,31 @@ import anyio
 
 from souls.bm25 import TermStats
 from souls.changes import Changes, write_changes
+from souls.neighbours import Row, lay_out, tails
 from souls.schema import MIGRATIONS
+from supervisor.errors import StoreUnusable
 
-__all__ = ["Candidate", "Hit", "NewEvent", "Store", "StoreCounts", "Synchronous"]
+__all__ = [
+    "Candidate",
+    "Derived",
+    "Hit",
+    "NewEvent",
+    "Origin",
+    "Store",
+    "StoreCounts",
+    "Synchronous",
+]
+
+# A memory's kind as recalled: "voice" when its event was transcribed from speech, so
+# the context can say so (channels mark such events kind "voice").
+_KIND = "CASE WHEN e.kind = 'voice' THEN 'voice' ELSE m.kind END"
 
 Synchronous = Literal["off", "normal", "full", "extra"]
+
+
+# Rows derived from appended events (claims, questions...), written in their transaction
+# once their ids are known: (connection, the new event ids in order, now).
+Derived = Callable[[aiosqlite.Connection, Sequence[int], float], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +74,7 @@ class NewEvent:
     text: str
     doc: str  # the tokenizer's document for the full-text index
     surprise: float = 0.0  # novelty against the summary in force when it arrived
+    person: str | None = None  # the person behind (channel, sender), when linked
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +97,19 @@ class Candidate:
     memory_id: int
     score: float
     doc: str  # the tokenizer's output, tokens joined by spaces
+    # The neighbouring turns' documents (see souls.neighbours), before and after it.
+    prior: str = ""
+    later: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Who said a memory and when: its event's sender, the person behind it (when
+    linked) and time."""
+
+    sender: str | None
+    person: str | None
+    ts: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,18 +122,30 @@ class StoreCounts:
 class Store:
     """An open soul database. Create with :meth:`open`, finish with :meth:`close`."""
 
-    def __init__(self, path: Path, db: aiosqlite.Connection) -> None:
+    def __init__(self, path: Path, db: aiosqlite.Connection, context_turns: int = 0) -> None:
         self.path = path
         self._db = db
         self._next_event = 1
         self._next_memory = 1
+        # Neighbouring turns indexed each side of a new memory (souls.neighbours).
+        self.context_turns = context_turns
+        # Derived from the index, built when first asked for, kept current by append;
+        # dropped (drop_caches) by whoever deletes from the index.
+        self._stats: TermStats | None = None
+        self._speakers: set[str] | None = None
 
     @classmethod
-    async def open(cls, path: Path, *, synchronous: Synchronous = "normal") -> Store:
-        """Open (creating if needed) and migrate the database at ``path``."""
+    async def open(
+        cls, path: Path, *, synchronous: Synchronous = "normal", context_turns: int = 0
+    ) -> Store:
+        """Open (creating if needed) and migrate the database at ``path``.
+        ``context_turns``: neighbouring turns indexed each side of a new memory."""
         await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(path, isolation_level=None)
-        store = cls(path, db)
+        try:
+            db = await aiosqlite.connect(path, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreUnusable(path, exc) from exc
+        store = cls(path, db, context_turns)
         try:
             await db.execute("PRAGMA journal_mode = WAL")
             await db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
@@ -107,9 +154,13 @@ class Store:
             await store._migrate()
             store._next_event = await store._next_id("events")
             store._next_memory = await store._next_id("memories")
-        except BaseException:
+        except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 await db.close()
+            # sqlite3 never names the file ("file is not a database"); the operator
+            # needs to know which one.
+            if isinstance(exc, sqlite3.Error):
+                raise StoreUnusable(path, exc) from exc
             raise
         return store
 
@@ -163,39 +214,58 @@ class Store:
                 found[ref] = (event_id, salience)
         return found
 
+    async def echo(self, event: NewEvent, window: float) -> tuple[int, float] | None:
+        """A stored event with ``event``'s sender and text from another channel, within
+        ``window`` seconds of it: its id and salience."""
+        rows = await self._db.execute_fetchall(
+            "SELECT id, salience FROM events WHERE ts BETWEEN ? AND ? AND sender = ?"
+            " AND text = ? AND channel IS NOT ? ORDER BY id LIMIT 1",
+            (event.ts - window, event.ts + window, event.sender, event.text, event.channel),
+        )
+        for event_id, salience in rows:
+            return int(event_id), float(salience)
+        return None
+
     @property
     def db(self) -> aiosqlite.Connection:
         """The connection, for the soul's other store modules (:mod:`souls.inner`)."""
         return self._db
 
     async def append(
-        self, events: Sequence[NewEvent], changes: Changes | None = None, now: float = 0.0
+        self,
+        events: Sequence[NewEvent],
+        changes: Changes | None = None,
+        now: float = 0.0,
+        derived: Derived | None = None,
     ) -> list[int]:
-        """Append events, each with its observation memory, and ``changes``, in one
-        transaction. Returns the new event ids in order."""
+        """Append events, each with its observation memory, ``changes`` and what
+        ``derived`` writes from the events' new ids, in one transaction. Returns the new
+        event ids in order."""
         first_event, first_memory = self._next_event, self._next_memory
         event_rows: list[tuple[object, ...]] = []
         memory_rows: list[tuple[object, ...]] = []
-        fts_rows: list[tuple[object, ...]] = []
+        rows: list[Row] = []
+        rewritten: list[tuple[Row, Row]] = []
         for offset, e in enumerate(events):
             event_id, memory_id = first_event + offset, first_memory + offset
             event_rows.append(
                 (
                     event_id, e.ref, e.kind, e.channel, e.sender, e.group, int(e.mentioned),
-                    e.session, e.ts, e.recorded, e.salience, e.text,
+                    e.session, e.ts, e.recorded, e.salience, e.text, e.person,
                 )
             )  # fmt: skip
             memory_rows.append((memory_id, event_id, e.text, e.salience, e.recorded, e.surprise))
-            fts_rows.append((memory_id, e.doc))
         # Shielded: once a batch is handed to SQLite it is finished (committed or rolled
         # back) before anyone can observe a cancellation, so a reply never misreports it.
         with anyio.CancelScope(shield=True):
             async with self.transaction() as db:
                 if events:
+                    # Read before the new rows exist: the sessions' last rows so far.
+                    last = await tails(db, [e.session for e in events], self.context_turns)
                     await db.executemany(
                         "INSERT INTO events (id, ref, kind, channel, sender, grp, mentioned,"
-                        " session, ts, recorded, salience, text)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        " session, ts, recorded, salience, text, person)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         event_rows,
                     )
                     await db.executemany(
@@ -203,15 +273,33 @@ class Store:
                         " surprise) VALUES (?, 'observation', ?, ?, ?, ?, ?)",
                         memory_rows,
                     )
+                    rows, rewritten = lay_out(
+                        [(first_memory + i, e.session, e.doc) for i, e in enumerate(events)],
+                        last,
+                        self.context_turns,
+                    )
                     await db.executemany(
-                        "INSERT INTO memory_fts (rowid, doc) VALUES (?, ?)", fts_rows
+                        "INSERT INTO memory_fts (rowid, doc, prior, later) VALUES (?, ?, ?, ?)",
+                        [(r.memory_id, r.doc, r.prior, r.later) for r in rows],
+                    )
+                    await db.executemany(
+                        "UPDATE memory_fts SET later = ? WHERE rowid = ?",
+                        [(new.later, new.memory_id) for _, new in rewritten],
                     )
                 if changes:
                     await write_changes(db, changes, now)
+                if derived is not None:
+                    await derived(db, range(first_event, first_event + len(events)), now)
         # Only advance once committed: a rolled-back batch must not leave holes that a
         # restarted soul would not reproduce.
         self._next_event += len(events)
         self._next_memory += len(events)
+        if self._stats is not None:
+            self._stats.add(row.tokens() for row in rows)
+            for old, new in rewritten:
+                self._stats.replace(old.tokens(), new.tokens())
+        if self._speakers is not None:
+            self._speakers.update(name for e in events for name in (e.sender, e.person) if name)
         return list(range(first_event, first_event + len(events)))
 
     async def flush(self, changes: Changes, now: float) -> None:
@@ -221,27 +309,54 @@ class Store:
 
     # ``ORDER BY bm25(...)`` rather than ``ORDER BY rank``: the same order, measurably
     # cheaper in SQLite 3.40.
-    async def search(self, match: str, limit: int) -> list[Hit]:
-        """Visible memories matching the FTS5 expression ``match``, best BM25 first."""
-        sql = """
-            SELECT m.id, m.kind, m.text, m.salience, -f.score, e.ref, m.event_id
-            FROM (SELECT rowid, bm25(memory_fts) AS score FROM memory_fts
-                  WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?) AS f
+    async def search(
+        self, match: str, limit: int, context_weight: float | None = None
+    ) -> list[Hit]:
+        """Visible memories matching the FTS5 expression ``match``, best BM25 first.
+
+        ``context_weight``: also match the memories' neighbouring turns, whose tokens
+        count this much (see :mod:`souls.bm25`); None: their own text only."""
+        match, weight = _scoped(match, context_weight)
+        sql = f"""
+            SELECT m.id, {_KIND}, m.text, m.salience, -f.score, e.ref, m.event_id
+            FROM (SELECT rowid, bm25(memory_fts, 1.0, ?, ?) AS score FROM memory_fts
+                  WHERE memory_fts MATCH ? ORDER BY score LIMIT ?) AS f
             JOIN memories AS m ON m.id = f.rowid
             LEFT JOIN events AS e ON e.id = m.event_id
             ORDER BY f.score, m.id
         """
-        rows = await self._db.execute_fetchall(sql, (match, limit))
+        rows = await self._db.execute_fetchall(sql, (weight, weight, match, limit))
         return [Hit(*row) for row in rows]
 
-    async def candidates(self, match: str, limit: int) -> list[Candidate]:
-        """Like :meth:`search`, but only ids, scores and indexed documents (to re-rank)."""
+    async def candidates(
+        self, match: str, limit: int, context_weight: float | None = None
+    ) -> list[Candidate]:
+        """Like :meth:`search`, but only ids, scores and indexed rows (to re-rank)."""
+        match, weight = _scoped(match, context_weight)
         sql = """
-            SELECT rowid, -bm25(memory_fts), doc FROM memory_fts
-            WHERE memory_fts MATCH ? ORDER BY bm25(memory_fts) LIMIT ?
+            SELECT rowid, -bm25(memory_fts, 1.0, ?, ?) AS score, doc, prior, later
+            FROM memory_fts WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT ?
         """
-        rows = await self._db.execute_fetchall(sql, (match, limit))
+        rows = await self._db.execute_fetchall(sql, (weight, weight, match, limit))
         return [Candidate(*row) for row in rows]
+
+    async def rows(self, memory_ids: Sequence[int]) -> dict[int, Row]:
+        """The index rows of the visible memories among ``memory_ids``."""
+        marks = ",".join("?" * len(memory_ids))
+        sql = f"SELECT rowid, doc, prior, later FROM memory_fts WHERE rowid IN ({marks})"
+        found = await self._db.execute_fetchall(sql, list(memory_ids)) if memory_ids else []
+        return {row[0]: Row(*row) for row in found}
+
+    async def origins(self, memory_ids: Sequence[int]) -> dict[int, Origin]:
+        """Who said each memory and when, for those that came from an event."""
+        marks = ",".join("?" * len(memory_ids))
+        sql = f"""
+            SELECT m.id, e.sender, e.person, e.ts
+            FROM memories AS m JOIN events AS e ON e.id = m.event_id
+            WHERE m.id IN ({marks})
+        """
+        found = await self._db.execute_fetchall(sql, list(memory_ids)) if memory_ids else []
+        return {m: Origin(sender, person, ts) for m, sender, person, ts in found}
 
     async def hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
         """The visible memories named in ``scored`` (id, score), in that order."""
@@ -249,7 +364,7 @@ class Store:
             return []
         marks = ",".join("?" * len(scored))
         sql = f"""
-            SELECT m.id, m.kind, m.text, m.salience, e.ref, m.event_id
+            SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id
             FROM memories AS m LEFT JOIN events AS e ON e.id = m.event_id
             WHERE m.id IN ({marks}) AND m.hidden_at IS NULL
         """
@@ -263,7 +378,10 @@ class Store:
         ]
 
     async def term_stats(self) -> TermStats:
-        """BM25 statistics of the visible index, read from the FTS5 vocabulary."""
+        """BM25 statistics of the visible index, read from the FTS5 vocabulary once,
+        then kept current by :meth:`append` (until :meth:`drop_caches`)."""
+        if self._stats is not None:
+            return self._stats
         df: dict[str, int] = {}
         tokens = 0
         async with self._db.execute("SELECT term, doc, cnt FROM memory_vocab") as cursor:
@@ -273,7 +391,24 @@ class Store:
         async with self._db.execute("SELECT count(*) FROM memory_fts") as cursor:
             row = await cursor.fetchone()
         assert row is not None
-        return TermStats(df, documents=row[0], tokens=tokens)
+        self._stats = TermStats(df, documents=row[0], tokens=tokens)
+        return self._stats
+
+    async def speakers(self) -> set[str]:
+        """Every sender and linked person the soul has stored an event from (kept
+        current by append)."""
+        if self._speakers is None:
+            sql = """
+                SELECT sender FROM events WHERE sender IS NOT NULL
+                UNION SELECT person FROM events WHERE person IS NOT NULL
+            """
+            self._speakers = {name for (name,) in await self._db.execute_fetchall(sql)}
+        return self._speakers
+
+    def drop_caches(self) -> None:
+        """Forget the derived statistics: memories left the index (decay, forget)."""
+        self._stats = None
+        self._speakers = None
 
     async def counts(self) -> StoreCounts:
         sql = """
@@ -289,6 +424,14 @@ class Store:
     async def counters(self) -> dict[str, int]:
         async with self._db.execute("SELECT name, value FROM counters") as cursor:
             return {name: value for name, value in await cursor.fetchall()}
+
+
+def _scoped(match: str, context_weight: float | None) -> tuple[str, float]:
+    """The MATCH expression and the context columns' weight: without a weight, the
+    memories' own text only."""
+    if context_weight is None:
+        return f"doc : ({match})", 0.0
+    return match, context_weight
 
 
 def _statements(script: str) -> list[str]:

@@ -19,6 +19,7 @@ import anyio
 import msgspec
 
 from channels.client import Client
+from supervisor import cli_knowledge
 from supervisor.config import Settings, check_file, load_settings
 from supervisor.errors import ConfigError, SoupdError
 from supervisor.paths import locate
@@ -68,9 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("soul")
     recall.add_argument("query")
     recall.add_argument("-k", type=int, default=None, help="how many (default: the soul's)")
+    recall.add_argument("--explain", action="store_true", help="say why each item ranked")
     context = command("context", _context, "print the context block for a soul")
     context.add_argument("soul")
     context.add_argument("query", nargs="?")
+    context.add_argument("--session", help="count against this session's recall budget")
     command("status", _status, "show the daemon's status")
     command("souls", _souls, "list the souls and their state")
     stats = command("stats", _stats, "counts and latencies of one soul")
@@ -141,6 +144,9 @@ def _parser() -> argparse.ArgumentParser:
     watch = command("watch", _watch, "print souls' outputs live (reflects, signals, wake-ups)")
     watch.add_argument("souls", nargs="*", metavar="SOUL")
     watch.add_argument("--kind", action="append", default=[], help="only this kind (repeatable)")
+    cli_knowledge.register(command, _call, _print)
+    mcp = command("mcp", _mcp, "serve the socket's tools to an MCP host over stdio")
+    mcp.add_argument("--soul", help="work on this soul only (tools then take no soul)")
     config = command("config", lambda a: 2, "configuration tools")
     config_sub = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
     check = config_sub.add_parser("check", help="validate the configuration without starting")
@@ -253,6 +259,8 @@ def _recall(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"soul": args.soul, "query": args.query}
     if args.k is not None:
         params["k"] = args.k
+    if args.explain:
+        params["explain"] = True
     result = _call(args, "recall", params)
 
     def human(r: dict[str, Any]) -> str:
@@ -264,6 +272,7 @@ def _recall(args: argparse.Namespace) -> int:
             rows.append(
                 f"[m{item['id']}] {item['score']:7.3f} {item['via']:<8} {item['text']}{refs}"
             )
+            rows += [f"    {reason}" for reason in item.get("explain", {}).get("reasons", [])]
         return "\n".join(rows)
 
     return _print(args, result, human)
@@ -273,13 +282,30 @@ def _context(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"soul": args.soul}
     if args.query:
         params["query"] = args.query
+    if args.session:
+        params["session"] = args.session
     result = _call(args, "context", params)
     return _print(args, result, lambda r: r["text"].rstrip("\n") or "(empty context)")
 
 
 def _status(args: argparse.Namespace) -> int:
     result = _call(args, "daemon.status", {})
-    return _print(args, result, lambda r: "\n".join(f"{k}: {v}" for k, v in r.items()))
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [f"{k}: {v}" for k, v in r.items() if k != "channels"]
+        for c in r.get("channels", []):
+            state = c["state"]
+            if c["retry_in_s"] is not None:
+                state += f", retry in {c['retry_in_s']:.1f} s"
+            error = f"; last error: {c['last_error']}" if c["last_error"] else ""
+            lines.append(
+                f"channel {c['name']} ({c['kind']}): {state}; {c['stored']} stored, "
+                f"{c['unacknowledged']} unacknowledged, {c['sent']} sent, "
+                f"{c['outbox_overflow']} dropped outbound{error}"
+            )
+        return "\n".join(lines)
+
+    return _print(args, result, human)
 
 
 def _souls(args: argparse.Namespace) -> int:
@@ -531,6 +557,14 @@ def _watch(args: argparse.Namespace) -> int:
                 print(line, flush=True)
 
     anyio.run(go)
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    # Imported here: the MCP SDK (pydantic, starlette) would slow every other command.
+    from channels.mcp import serve
+
+    anyio.run(serve, _socket_path(args), args.soul)
     return 0
 
 

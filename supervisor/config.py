@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 
+from channels.config import ChannelConfig, channel_problem, raw_problem
 from souls.config import RestartConfig, ScheduleOverrides, SoulConfig
 from supervisor.errors import ConfigError
 from supervisor.paths import Locations, soul_name_problem
@@ -98,8 +99,10 @@ class ScheduleConfig(_Section, frozen=True):
     weekly: str = "04:00"
     # Homeostasis check interval.
     homeostasis_minutes: float = 15.0
-    # How often TASKS.md files are checked for edits.
+    # How often TASKS.md files are checked for edits: every awake soul's each poll...
     tasks_poll_seconds: float = 1.0
+    # ...and hibernating souls' in turn, at most this many files a second.
+    tasks_sweep_per_second: float = 250.0
 
     def __post_init__(self) -> None:
         self.zone()
@@ -107,8 +110,10 @@ class ScheduleConfig(_Section, frozen=True):
         self.weekly_at()
         if self.weekly_day not in _DAYS:
             raise ValueError(f"weekly_day {self.weekly_day!r} must be one of {', '.join(_DAYS)}")
-        if self.homeostasis_minutes <= 0 or self.tasks_poll_seconds <= 0:
-            raise ValueError("homeostasis_minutes and tasks_poll_seconds must be > 0")
+        if min(self.homeostasis_minutes, self.tasks_poll_seconds, self.tasks_sweep_per_second) <= 0:
+            raise ValueError(
+                "homeostasis_minutes, tasks_poll_seconds and tasks_sweep_per_second must be > 0"
+            )
 
     def zone(self) -> ZoneInfo:
         try:
@@ -173,6 +178,8 @@ class DaemonConfig(_Section, frozen=True):
     reload: ReloadConfig = msgspec.field(default_factory=ReloadConfig)
     notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
     testing: TestingConfig = msgspec.field(default_factory=TestingConfig)
+    # One [[channels]] table per channel (webhook, telegram, slack, signal).
+    channels: list[ChannelConfig] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +203,13 @@ class Settings:
 
 def read_toml(path: Path, kind: type[T]) -> T:
     """Parse and validate one TOML file. A missing file is an error (callers decide)."""
+    data = _parse_toml(path)
+    if kind is DaemonConfig and (secret := raw_problem(data)) is not None:
+        raise ConfigError(str(path), *secret)
+    return convert(path, data, kind)
+
+
+def _parse_toml(path: Path) -> dict[str, Any]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -204,7 +218,7 @@ def read_toml(path: Path, kind: type[T]) -> T:
         raise ConfigError(str(path), "", "not UTF-8 text; save it as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), "", f"not valid TOML: {exc}") from None
-    return convert(path, data, kind)
+    return data
 
 
 def convert(path: Path, data: Mapping[str, Any], kind: type[T]) -> T:
@@ -238,14 +252,18 @@ def load_settings(locations: Locations) -> Settings:
     else:
         daemon = DaemonConfig()
     base = config_file.parent
-    souls_dir = _resolve(base, daemon.paths.souls_dir, locations.default_souls_dir)
-    state_dir = _resolve(base, daemon.paths.state_dir, locations.default_state_dir)
+    paths = dict(_daemon_paths(config_file, daemon))
+    souls_dir = _resolve(base, paths.get("paths.souls_dir"), locations.default_souls_dir)
+    state_dir = _resolve(base, paths.get("paths.state_dir"), locations.default_state_dir)
     socket = locations.socket_override or _resolve(
-        base, daemon.socket.path, locations.default_socket
+        base, paths.get("socket.path"), locations.default_socket
     )
+    souls = load_souls(souls_dir)
+    if (problem := channel_problem(daemon.channels, souls)) is not None:
+        raise ConfigError(str(config_file), *problem)
     return Settings(
         daemon=daemon,
-        souls=load_souls(souls_dir),
+        souls=souls,
         config_file=config_file,
         souls_dir=souls_dir,
         state_dir=state_dir,
@@ -260,8 +278,15 @@ def load_souls(souls_dir: Path) -> dict[str, SoulConfig]:
         problem = soul_name_problem(path.stem)
         if problem is not None:
             raise ConfigError(str(path), "", f"{problem}; rename the file")
-        souls[path.stem] = read_toml(path, SoulConfig)
+        souls[path.stem] = _read_soul(path)
     return souls or {DEFAULT_SOUL: SoulConfig()}
+
+
+def _read_soul(path: Path) -> SoulConfig:
+    config = read_toml(path, SoulConfig)
+    if config.brain_dir is not None:
+        _expand(path, "brain_dir", config.brain_dir)
+    return config
 
 
 def check_file(path: Path) -> str:
@@ -270,14 +295,38 @@ def check_file(path: Path) -> str:
         problem = soul_name_problem(path.stem)
         if problem is not None:
             raise ConfigError(str(path), "", problem)
-        read_toml(path, SoulConfig)
+        _read_soul(path)
         return "soul"
-    read_toml(path, DaemonConfig)
+    _daemon_paths(path, read_toml(path, DaemonConfig))
     return "daemon"
 
 
-def _resolve(base: Path, configured: str | None, default: Path) -> Path:
+def _daemon_paths(path: Path, daemon: DaemonConfig) -> list[tuple[str, Path]]:
+    """The paths ``soupd.toml`` sets, by key, each checked by :func:`_expand`."""
+    configured = {
+        "paths.souls_dir": daemon.paths.souls_dir,
+        "paths.state_dir": daemon.paths.state_dir,
+        "socket.path": daemon.socket.path,
+    }
+    return [(k, _expand(path, k, v)) for k, v in configured.items() if v is not None]
+
+
+def _expand(path: Path, key: str, value: str) -> Path:
+    """``value`` as a path with ``~`` expanded. A path the daemon could not use at all
+    is a ConfigError here, so it is refused (also on reload) before anything is applied."""
+    if "\x00" in value:
+        raise ConfigError(str(path), key, "contains a NUL character; remove it")
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:
+        raise ConfigError(
+            str(path),
+            key,
+            f"cannot expand {value.split('/')[0]!r}: no such user's home; use an absolute path",
+        ) from None
+
+
+def _resolve(base: Path, configured: Path | None, default: Path) -> Path:
     if configured is None:
         return default
-    path = Path(configured).expanduser()
-    return path if path.is_absolute() else base / path
+    return configured if configured.is_absolute() else base / configured

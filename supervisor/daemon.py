@@ -7,8 +7,12 @@ after it)::
     ├── souls      dynamic supervisor; one temporary child per soul, each with its own
     │              supervisor over the soul actor
     ├── scheduler  APScheduler: nightly decay, weekly summary, homeostasis, @due wake-ups
-    └── socket     the Unix-socket server (started last: it only listens once every
-                 soul is loaded; stopped first: no new mail while souls drain)
+    ├── socket     the Unix-socket server (it only listens once every soul is loaded;
+    │              stopped before the souls: no new mail while they drain)
+    ├── channels   dynamic supervisor; one child per [[channels]] table (webhook,
+    │              telegram, slack, signal)
+    └── responder  answers direct messages of souls with [answer] enabled (their
+                   model and tools; replies go out as "reply" outputs), stopped first
 
 SIGTERM / SIGINT cancel the tree: children stop in reverse order, the socket
 finishes the requests it read, souls finish their queued mail and commit. A second
@@ -31,16 +35,18 @@ import structlog
 
 from channels.methods import Methods
 from channels.server import Server, ServerConfig, prepare_socket_path
+from channels.supervisor import Channels
 from souls.clock import Clock, SystemClock
 from souls.config import SoulConfig
 from souls.mailbox import Mailbox
 from souls.messages import Ping
-from supervisor.config import Settings, load_settings
+from supervisor.config import Settings, load_settings, load_souls
 from supervisor.errors import ChildStartError, ConfigError, SoupdError
 from supervisor.logstream import LogStream
 from supervisor.outputs import Outputs
 from supervisor.paths import Locations, check_private_dir, check_socket_path
 from supervisor.registry import Registry, SoulHandle
+from supervisor.responder import Responder
 from supervisor.scheduler import Scheduler
 from supervisor.systemd import Notifier, activated_socket, watchdog_interval
 from supervisor.tree import ChildSpec, Supervisor
@@ -65,6 +71,8 @@ class Daemon:
         self.registry = Registry()
         self.outputs = Outputs()
         self.scheduler = Scheduler(settings, self.registry)
+        self.channels = Channels(settings.daemon.channels, self.registry, self.outputs)
+        self.responder = Responder(self.registry, self.outputs)
         self._logs: LogStream | None = None
         self.started_at = time.time()
         self._souls = Supervisor("souls", max_restarts=1_000_000, max_seconds=1.0)
@@ -106,6 +114,8 @@ class Daemon:
                 ChildSpec(
                     "socket", self._run_socket, restart="permanent", shutdown=supervision.shutdown
                 ),
+                ChildSpec("channels", self.channels.run, restart="permanent", shutdown=10.0),
+                ChildSpec("responder", self.responder.run, restart="permanent", shutdown=5.0),
             ],
             strategy="rest_for_one",
             max_restarts=supervision.max_restarts,
@@ -162,7 +172,8 @@ class Daemon:
             now = methods.events_received
             rate = (now - before) / every
             before = now
-            self.notifier.status(f"{self._status_line()}; {rate:.0f} events/s")
+            awake = self.registry.statistics().awake
+            self.notifier.status(f"{self._status_line()}; {rate:.0f} events/s; {awake} awake")
 
     async def _watchdog(self, interval: float) -> None:
         """WATCHDOG=1 while every running soul still answers its mail; a soul stuck
@@ -248,10 +259,19 @@ class Daemon:
         except ChildStartError as exc:
             # One soul that cannot start (say, a corrupt database) must not keep the
             # others, or the daemon, from running.
-            cause = exc.__cause__ or exc
+            cause: BaseException = exc
+            while isinstance(cause, ChildStartError) and cause.__cause__ is not None:
+                cause = cause.__cause__  # the soul's own supervisor wraps it once more
             handle.fail(f"{type(cause).__name__}: {cause}")
             _log.error("soul.start_failed", soul=name, error=str(cause))
         return handle
+
+    async def _stop_soul(self, name: str) -> None:
+        """Stop a soul and forget it; one that failed is no longer a child to stop."""
+        child = f"soul:{name}"
+        if any(info.id == child for info in self._souls.which_children()):
+            await self._souls.terminate_child(child)
+        self.registry.remove(name)
 
     async def reload(self) -> bool:
         """Re-read every config file; apply it only if all of it validates.
@@ -265,6 +285,10 @@ class Daemon:
             return False
         try:
             fresh = load_settings(self._locations)
+            if fresh.souls_dir != self.settings.souls_dir:
+                # A new souls_dir takes effect at the next start (logged below); until
+                # then the souls are those of the folder in use.
+                fresh = dataclasses.replace(fresh, souls=load_souls(self.settings.souls_dir))
         except ConfigError as error:
             _log.error(
                 "config.reload_rejected", file=error.path, key=error.key, problem=error.problem
@@ -286,18 +310,33 @@ class Daemon:
                 if schedule_changed and after is not None:
                     await self.scheduler.add_soul(self.registry.lookup_any(name))
                 continue
+            ran = before is not None and self.registry.lookup_any(name).state != "failed"
             if before is not None:
                 self.scheduler.remove_soul(name)
-                await self._souls.terminate_child(f"soul:{name}")
-                self.registry.remove(name)
+                await self._stop_soul(name)
             if after is not None:
                 handle = await self._start_soul(name, after)
+                if handle.state == "failed" and ran and before is not None:
+                    # Valid, yet the soul cannot run with it (say, a brain_dir it may not
+                    # create): the edit is refused and the soul goes on as it was.
+                    _log.error(
+                        "soul.config_rejected",
+                        soul=name,
+                        file=str(fresh.souls_dir / f"{name}.toml"),
+                        problem=f"the soul cannot start with it: {handle.last_error}",
+                    )
+                    self.registry.remove(name)
+                    fresh = dataclasses.replace(fresh, souls={**fresh.souls, name: before})
+                    self.settings = fresh  # _start_soul reads the brain_dir from here
+                    self.scheduler.update_settings(fresh)
+                    handle = await self._start_soul(name, before)
                 await self.scheduler.add_soul(handle)
             _log.info(
                 "soul.reloaded",
                 soul=name,
                 change="added" if before is None else "removed" if after is None else "changed",
             )
+        await self.channels.apply(fresh.daemon.channels)
         _log.info("config.reloaded", souls=len(fresh.souls))
         return True
 
@@ -322,10 +361,15 @@ class Daemon:
             "state_dir": str(self.settings.state_dir),
             "souls": len(handles),
             "souls_failed": sum(1 for h in handles if h.state == "failed"),
+            "souls_awake": sum(1 for h in handles if h.awake),
+            "souls_hibernating": sum(1 for h in handles if h.state == "hibernating"),
+            "souls_catching_up": self.scheduler.statistics().behind,
             "connections": stats.connections,
             "requests": stats.requests,
             "errors": stats.errors,
             "refused_peers": stats.refused_peers,
             "subscribers": self.outputs.subscribers,
             "outputs": self.outputs.published,
+            "channels": self.channels.status(),
+            "answers": {"answered": self.responder.answered, "failed": self.responder.failed},
         }

@@ -69,6 +69,7 @@ class Subscription:
 class Outputs:
     def __init__(self) -> None:
         self._subscriptions: list[Subscription] = []
+        self._internal = 0
         self.published = 0
 
     def publish(self, soul: str, kind: str, payload: dict[str, Any]) -> None:
@@ -84,15 +85,22 @@ class Outputs:
         souls: frozenset[str] = frozenset(),
         kinds: frozenset[str] = frozenset(),
         capacity: int = 256,
+        *,
+        internal: bool = False,
     ) -> Iterator[Subscription]:
+        """A subscription for the block's duration. ``internal``: the daemon's own
+        (channels, the responder), not counted among :attr:`subscribers`."""
         subscription = Subscription(souls, kinds, capacity)
         self._subscriptions.append(subscription)
+        self._internal += internal
         try:
             yield subscription
         finally:
+            self._internal -= internal
             self._subscriptions.remove(subscription)
             subscription.close()
 
     @property
     def subscribers(self) -> int:
-        return len(self._subscriptions)
+        """Subscriptions of clients (``subscribe`` over the socket)."""
+        return len(self._subscriptions) - self._internal

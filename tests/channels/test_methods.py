@@ -36,6 +36,11 @@ ALL_METHODS = [
     "card.note",
     "card.synthesize",
     "cards",
+    "claim.add",
+    "claim.correct",
+    "claim.retract",
+    "claim.update",
+    "claims",
     "confidence",
     "context",
     "daemon.status",
@@ -44,10 +49,16 @@ ALL_METHODS = [
     "event.push",
     "export",
     "forget",
+    "goal.update",
+    "goals",
     "homeostasis",
     "ledger",
     "lightning",
     "logs",
+    "map",
+    "memory.read",
+    "person.link",
+    "persons",
     "rebuild",
     "recall",
     "reflect",
@@ -60,6 +71,7 @@ ALL_METHODS = [
     "tide",
     "verdict",
     "weekly",
+    "why",
 ]
 
 
@@ -234,10 +246,18 @@ async def test_soul_list(tmp_path: Path) -> None:
         listed = await host.call("soul.list")
         with pytest.raises(InvalidParams):
             await host.call("soul.list", {"soul": "alpha"})
+    # Nothing was sent to them yet: they hibernate, their databases unopened.
     assert listed == {
         "souls": [
-            {"name": "alpha", "state": "running", "restarts": 0, "queued": 0, "last_error": None},
-            {"name": "beta", "state": "running", "restarts": 0, "queued": 0, "last_error": None},
+            {
+                "name": name,
+                "state": "hibernating",
+                "restarts": 0,
+                "wakes": 0,
+                "queued": 0,
+                "last_error": None,
+            }
+            for name in ("alpha", "beta")
         ]
     }
 

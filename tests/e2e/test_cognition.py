@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 
 from .harness import SOUPD, Connection, Home, StartSoupd, request_frame, wait_for
 
@@ -144,9 +145,20 @@ def test_feelings_gaps_and_signals_reach_the_context(
             feeling = conn.result("homeostasis", {"soul": "ada"})
             context = conn.result("context", {"soul": "ada", "query": "the migration"})
             again = conn.result("context", {"soul": "ada", "query": "the migration"})
+        # Outputs reach the watcher on their own schedule: read until both came (a timer
+        # ends the watcher if they never do, and the asserts below say what is missing).
+        kinds: list[str] = []
+        timer = threading.Timer(15, watcher.kill)
+        timer.start()
+        assert watcher.stdout is not None
+        for line in watcher.stdout:
+            kinds.append(json.loads(line)["kind"])
+            if {"reflect", "internal_signal"} <= set(kinds):
+                break
+        timer.cancel()
     finally:
         watcher.terminate()
-        out, _ = watcher.communicate(timeout=10)
+        watcher.communicate(timeout=10)
 
     assert unsure["state"] == "low_confidence"
     assert unsure["gaps"] == []  # none recorded before this check...
@@ -172,7 +184,6 @@ def test_feelings_gaps_and_signals_reach_the_context(
             "recalled",
         ].index,
     )
-    kinds = [json.loads(line)["kind"] for line in out.splitlines()]
     assert "reflect" in kinds
     assert "internal_signal" in kinds
 

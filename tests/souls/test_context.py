@@ -162,3 +162,70 @@ def test_budgets_are_never_exceeded(
         for memory_id in section.memory_ids:
             assert f"[m{memory_id}]" in section.text
     assert assemble(config, identity=identity, summary=summary, recalled=recalled) == result
+
+
+KINDS = ["observation", "summary", "fact", "rule", "commitment", "goal", "question", "task"]
+SECTIONS = [
+    "identity",
+    "summary",
+    "weekly",
+    "gut_feelings",
+    "known_gaps",
+    "due_tasks",
+    "internal_signal",
+    "recalled",
+    "spark",
+]
+mixed_items = st.lists(
+    st.builds(
+        lambda i, kind, text: RecallItem(i, kind, text, 1.0, "bm25", []),
+        st.integers(1, 10_000),
+        st.sampled_from(KINDS),
+        st.text(min_size=1, max_size=120),
+    ),
+    max_size=20,
+)
+
+
+@settings(max_examples=2000, deadline=None, database=None)
+@given(
+    parts=st.fixed_dictionaries({name: texts for name in SECTIONS if name != "recalled"}),
+    recalled=mixed_items,
+    paused=st.sampled_from(["", "(recalled items paused: the session budget is spent)"]),
+    limits=st.fixed_dictionaries({name: budgets for name in SECTIONS}),
+    total_chars=st.integers(min_value=0, max_value=6000),
+)
+def test_every_budget_holds_in_thousands_of_random_assemblies(
+    parts: dict[str, str],
+    recalled: list[RecallItem],
+    paused: str,
+    limits: dict[str, int],
+    total_chars: int,
+) -> None:
+    keys = {
+        "identity": "identity_chars",
+        "summary": "summary_chars",
+        "weekly": "weekly_chars",
+        "gut_feelings": "gut_chars",
+        "known_gaps": "gaps_chars",
+        "due_tasks": "tasks_chars",
+        "internal_signal": "signal_chars",
+        "recalled": "recalled_chars",
+        "spark": "spark_chars",
+    }
+    config = ContextConfig(
+        total_chars=total_chars, **{keys[name]: limit for name, limit in limits.items()}
+    )
+    result = assemble(config, recalled=recalled, paused=paused, **parts)
+    names = [s.name for s in result.sections]
+    assert names == sorted(names, key=SECTIONS.index)  # the fixed order
+    for section in result.sections:
+        assert section.chars == len(section.text) <= limits[section.name]
+    assert len(result.text) <= total_chars
+    for section in result.sections:
+        if section.name == "recalled" and not paused:
+            for label_ in section.items:
+                assert f"[{label_}]" in section.text
+        if section.name == "recalled" and paused:
+            assert section.items == []
+            assert "[m" not in section.text or "[m" in paused
