@@ -8,7 +8,6 @@ from __future__ import annotations
 import http.server
 import json
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -69,16 +68,6 @@ def model() -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def wait_for(check: Any, what: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def assistant_events(daemon: Daemon) -> list[dict[str, Any]]:
