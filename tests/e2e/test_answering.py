@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from .harness import Daemon, Home, StartSoupd, request_frame
+from .harness import Daemon, Home, StartSoupd, request_frame, wait_for
+from .test_channels import TOKEN, _FakeTelegram
 
 
 class _Model(http.server.BaseHTTPRequestHandler):
@@ -149,3 +150,42 @@ def test_one_person_from_two_accounts(soupd_home: Home, start_soupd: StartSoupd)
     assert "is not CHANNEL:ID" in bad["error"]["message"]
     listed = soupd_home.cli("persons", "ada")
     assert "Ann: slack:U42, telegram:4711" in listed.stdout
+
+
+def test_a_telegram_dm_is_answered_in_its_chat(soupd_home: Home) -> None:
+    """The whole way: Telegram → the soul → the responder and its model → Telegram."""
+    fake = _FakeTelegram()
+    thread = threading.Thread(target=fake.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with model() as port:
+            soupd_home.extra_env["SOUPD_E2E_TELEGRAM"] = TOKEN
+            soupd_home.add_soul(
+                "ada",
+                f'[llm]\nbase_url = "http://127.0.0.1:{port}/v1"\nmodel = "m"\n'
+                '[reflect]\nreflector = "extractive"\n[answer]\nenabled = true\n',
+            )
+            soupd_home.write_config(
+                '[[channels]]\nname = "tg"\nkind = "telegram"\nsouls = ["ada"]\n'
+                'token_env = "SOUPD_E2E_TELEGRAM"\n'
+                f'api_url = "http://127.0.0.1:{fake.server_address[1]}"\npoll_timeout = 1\n'
+            )
+            daemon = Daemon.start(soupd_home)
+            try:
+                daemon.push("ada", "deploy failed: migration timeout", sender="ci")
+                chat = {"id": 77, "type": "private", "first_name": "Kim"}
+                message = {"message_id": 5, "from": {"id": 7, "is_bot": False, "first_name": "Kim"}}
+                message |= {"chat": chat, "date": 1_780_000_000, "text": "did the deploy fail?"}
+                fake.add({"update_id": 500, "message": message})
+                wait_for(lambda: fake.sent, "the answer sent to the chat", timeout=30)
+                (sent,) = fake.sent
+                assert sent["chat_id"] == "77"
+                assert sent["text"].startswith("From memory: [observation")
+                (stored,) = assistant_events(daemon)
+                assert stored["text"] == sent["text"]
+                assert stored["session"] == "tg:77"
+            finally:
+                daemon.stop()
+    finally:
+        fake.shutdown()
+        fake.server_close()
