@@ -23,8 +23,9 @@ import anyio.abc
 import structlog
 
 from souls.answer import Incoming, answer
+from souls.config import SoulConfig
 from souls.events import EventIn, event_time
-from souls.llm import ChatClient, LLMError
+from souls.llm import ChatClient, LLMConfig, LLMError
 from souls.messages import AddTask, Confidence, Context, Observe, PersonLink, Recall
 from souls.results import PushResult
 from supervisor.errors import SoupdError
@@ -45,7 +46,7 @@ class Responder:
         self._log = structlog.get_logger("soupd.responder")
         self._limiter = anyio.CapacityLimiter(CONCURRENCY)
         self._locks: defaultdict[str, anyio.Lock] = defaultdict(anyio.Lock)
-        self._clients: dict[str, ChatClient] = {}
+        self._clients: dict[str, tuple[LLMConfig, ChatClient]] = {}
         self.answered = 0
         self.failed = 0
 
@@ -67,7 +68,7 @@ class Responder:
                         tg.start_soon(self._answer, output)
         finally:
             with anyio.CancelScope(shield=True):
-                for client in self._clients.values():
+                for _, client in self._clients.values():
                     await client.aclose()
                 self._clients.clear()
 
@@ -78,7 +79,7 @@ class Responder:
             try:
                 handle = self._registry.lookup(soul)
                 config = handle.config
-                chat = self._client(soul, handle.config)
+                chat = await self._client(soul, handle.config)
                 message = Incoming(
                     text=str(payload["text"]),
                     sender=payload.get("sender"),
@@ -134,10 +135,15 @@ class Responder:
                 stopped=reply.stopped or None,
             )
 
-    def _client(self, soul: str, config: Any) -> ChatClient:
-        client = self._clients.get(soul)
-        if client is None:
-            client = self._clients[soul] = ChatClient(config.llm)
+    async def _client(self, soul: str, config: SoulConfig) -> ChatClient:
+        """The soul's chat client, made anew when its ``[llm]`` changed (a reload)."""
+        held = self._clients.get(soul)
+        if held is not None and held[0] == config.llm:
+            return held[1]
+        if held is not None:
+            await held[1].aclose()
+        client = ChatClient(config.llm)
+        self._clients[soul] = (config.llm, client)
         return client
 
 
