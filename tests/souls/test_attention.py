@@ -95,6 +95,22 @@ def test_alarm_keywords_match_whole_words(text: str) -> None:
     assert score(text=text) == 0.5
 
 
+@pytest.mark.parametrize(
+    "keywords",
+    [["error", "errors", "timed out", "went down"], ["c++", "a b", "ab", "x", "Spaced  Out"]],
+)
+def test_alarm_regex_keeps_whole_word_matching_for_any_keyword(keywords: list[str]) -> None:
+    # The regex is grouped by first character and a cheap substring test runs first;
+    # neither may change which texts match.
+    gate = AttentionGate(AttentionConfig(alarm_keywords=keywords))
+    for keyword in keywords:
+        word = keyword.strip()
+        assert score(text=f"so {word.upper()}: now", gate=gate) == 0.8
+        assert score(text=f"{word}\n", gate=gate) == 0.8
+        assert score(text=f"z{word}", gate=gate) == 0.5
+        assert score(text=f"{word}\u00e9", gate=gate) == 0.5
+
+
 def test_explain_lists_the_rules_that_fired() -> None:
     fired = GATE.explain(kind="heartbeat", text="crash", group="ops", mentioned=None)
     assert fired == [("routine", -0.3), ("alarm", 0.3), ("group_unmentioned", -0.15)]
