@@ -27,7 +27,6 @@ small classes (intake, its :class:`~souls.mind.Mind`, recall, context). Invarian
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import logging
 import time
@@ -362,7 +361,7 @@ class Soul:
                 new = verdict
                 person = self._require_persons().resolve(new.channel, new.sender)
                 if person is not None:
-                    new = dataclasses.replace(new, person=person)
+                    new = msgspec.structs.replace(new, person=person)
                 admitted.append((index, new))
 
         refs = [new.ref for _, new in admitted if new.ref is not None]

@@ -4,12 +4,12 @@ settled by the next assistant reply, and the view survives a reload."""
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from souls.hygiene import HygieneConfig, HygieneGate
@@ -107,9 +107,9 @@ async def test_questions_are_settled_by_the_next_reply_and_survive_a_reload(
 
 async def test_claims_roll_back_with_their_events(tmp_path: Path) -> None:
     async with knowing(tmp_path) as (store, knowledge):
-        first = dataclasses.replace(event("lunch"), ref="r1")
+        first = msgspec.structs.replace(event("lunch"), ref="r1")
         await ingest(store, knowledge, [first])
-        clash = dataclasses.replace(event("My name is Ann."), ref="r1")  # a taken ref
+        clash = msgspec.structs.replace(event("My name is Ann."), ref="r1")  # a taken ref
         plan = await knowledge.perceive([clash])
         assert plan.claims
         with pytest.raises(sqlite3.IntegrityError):

@@ -3,7 +3,6 @@ dates) and explanations, over a real store."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
@@ -204,7 +203,7 @@ async def test_a_linked_person_is_named_whatever_account_they_wrote_from(
     tmp_path: Path,
 ) -> None:
     events = [
-        dataclasses.replace(event("The garden needs water", "t", "tg:77"), person="Ada"),
+        msgspec.structs.replace(event("The garden needs water", "t", "tg:77"), person="Ada"),
         event("Ada, the garden needs water", "t", "Bo"),
     ]
     async with opened(tmp_path / "soul.db") as store:
