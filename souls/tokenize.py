@@ -26,7 +26,7 @@ import functools
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import Stemmer
 
@@ -69,39 +69,38 @@ _MEMO: dict[str, str] = {}
 _MEMO_WORDS = 50_000
 
 
-def _stem_words() -> Callable[[list[str]], list[str]]:
+def _stemmer() -> Stemmer.Stemmer:
     try:
-        stem: Callable[[list[str]], list[str]] = _per_thread.stem_words
+        stemmer: Stemmer.Stemmer = _per_thread.stemmer
     except AttributeError:
-        stemmer = Stemmer.Stemmer("english")
+        stemmer = _per_thread.stemmer = Stemmer.Stemmer("english")
         stemmer.maxCacheSize = 0  # _MEMO caches instead
-        stem = _per_thread.stem_words = stemmer.stemWords
-    return stem
+    return stemmer
 
 
 def _stems(words: list[str]) -> list[str]:
     """The stems of ``words``, in order: exactly what the stemmer says, through _MEMO."""
-    memo = _MEMO
-    try:
-        return [memo[word] for word in words]
-    except KeyError:
-        pass
-    # Some words are new: stem those in one call, and answer from a local copy so that
-    # another thread emptying the memo meanwhile cannot lose a word.
-    distinct = dict.fromkeys(words)
-    known = {word: stem for word in distinct if (stem := memo.get(word)) is not None}
-    missing = [word for word in distinct if word not in known]
-    learned = dict(zip(missing, _stem_words()(missing), strict=True))
-    if len(memo) + len(learned) > _MEMO_WORDS:
-        memo.clear()
-    memo.update(learned)
-    known.update(learned)
-    return [known[word] for word in words]
+    known = _MEMO.get
+    # ``or``: a memoised stem is never "" (and if one were, _stem would only redo it).
+    return [known(word) or _stem(word) for word in words]
+
+
+def _stem(word: str) -> str:
+    """The stem of ``word``, memoised. Numbers are their own stems (the stemmer has no
+    rule for a word without a letter), neither stemmed nor memoised: ids and counts
+    would only crowd the memo."""
+    if word.isdigit():
+        return word
+    stem: str = _stemmer().stemWord(word)
+    if len(_MEMO) >= _MEMO_WORDS:
+        _MEMO.clear()
+    _MEMO[word] = stem
+    return stem
 
 
 @functools.cache
 def _stopwords() -> frozenset[str]:
-    return frozenset(_stem_words()(_STOPWORDS))
+    return frozenset(_stemmer().stemWords(_STOPWORDS))
 
 
 def _join_apostrophes(words: list[str]) -> list[str]:

@@ -5,7 +5,9 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+import Stemmer
 
+from souls import tokenize
 from souls.tokenize import fts_document, fts_match, query_terms, tokens
 
 
@@ -159,3 +161,14 @@ def test_fts5_reads_documents_back_as_the_same_tokens(fts: sqlite3.Connection) -
     fts.execute("CREATE VIRTUAL TABLE vocab USING fts5vocab(docs, 'row')")
     indexed = {term for (term,) in fts.execute("SELECT term FROM vocab")}
     assert indexed == {token for text in DOCS for token in tokens(text)}
+
+
+def test_stem_memo_is_bounded_and_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "deploys deploying deployed 2026 databases running ran 42 runs quickly"
+    expected = Stemmer.Stemmer("english").stemWords(text.split())
+    monkeypatch.setattr(tokenize, "_MEMO", {})
+    monkeypatch.setattr(tokenize, "_MEMO_WORDS", 3)
+    for _ in range(3):  # cold, warm, and emptied on the way
+        assert tokens(text) == expected
+        assert len(tokenize._MEMO) <= 3
+        assert not any(word.isdigit() for word in tokenize._MEMO)
