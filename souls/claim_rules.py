@@ -314,17 +314,34 @@ _HEDGE = re.compile(
 # Every rule needs a first-person word, or a request for a language ("please reply in",
 # "reply in", 请用, 用...回答).
 _FIRST_PERSON = frozenset("i my we our me please reply respond answer talk speak write".split())
+
+
+def _any_word(words: frozenset[str]) -> re.Pattern[str]:
+    """A regex that finds, in lowered text, any of ``words`` as a whole _WORDS word (no
+    a-z on either side). Grouped by first letter, with the boundary before a word checked
+    after that letter: every alternative starts with a literal, so the regex engine
+    skips ahead to where one could start. Cheaper than splitting the text into words."""
+    rests: dict[str, list[str]] = {}
+    for word in sorted(words):
+        rests.setdefault(word[0], []).append(word[1:])
+    return re.compile(
+        "|".join(f"{f}(?<![a-z]{f})(?:{'|'.join(r)})(?![a-z])" for f, r in rests.items())
+    )
+
+
+_FIRST_PERSON_WORD = _any_word(_FIRST_PERSON)
 _FIRST_PERSON_HAN = ("我", "说好", "请", "用", "说")
 _YOU = re.compile(r"(?i:\byou\b)|你|您")
 
 
 def find_claims(text: str, ts: float) -> list[RuleMatch]:
     """Claims of the speaker of ``text``, in text order, one per (slot, casefolded value)."""
-    words = set(_WORDS.findall(text.lower()))
-    if _FIRST_PERSON.isdisjoint(words) and (
+    low = text.lower()
+    if _FIRST_PERSON_WORD.search(low) is None and (
         text.isascii() or not any(h in text for h in _FIRST_PERSON_HAN)
     ):
         return []  # every rule needs the speaker to speak of themself (or to ask for a language)
+    words = set(_WORDS.findall(low))
     if not any(trigger.hit(words, text) for trigger, _ in _GROUPS):
         return []  # no sentence can trigger a rule the whole text does not
     found: list[RuleMatch] = []
