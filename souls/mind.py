@@ -133,11 +133,11 @@ class Mind:
         """Account for events about to be stored: markers into ``changes``, reflect
         counters advanced. Returns, per event, the reason it triggers a reflect (at
         most one event of a batch does)."""
-        documents = [event.doc.split() for event in events]
         # The index statistics follow the store's writes (it indexes neighbouring
         # turns too); nothing to add here.
         if not self.config.cognition:
             return [None] * len(events)
+        documents = [event.doc.split() for event in events]
         reasons: list[str | None] = []
         triggered = False
         somatic, reflect, surprise = self.config.somatic, self.config.reflect, self.config.surprise

@@ -346,9 +346,10 @@ class Soul:
         admitted: list[tuple[int, NewEvent]] = []
         changes = self._changes
         world = mind.world if self.config.cognition else None
+        intake, persons = self._intake, self._require_persons()
         for index, event in enumerate(events):
             try:
-                verdict = self._intake.admit(event, now, world)
+                verdict = intake.admit(event, now, world)
             except SoupdError as error:
                 self._rejected[error.code] += 1
                 self._log.info("event.rejected", code=error.code, ref=event.ref)
@@ -359,7 +360,7 @@ class Soul:
                 outcomes[index] = PushResult(None, verdict.salience, "dropped")
             else:
                 new = verdict
-                person = self._require_persons().resolve(new.channel, new.sender)
+                person = persons.resolve(new.channel, new.sender)
                 if person is not None:
                     new = msgspec.structs.replace(new, person=person)
                 admitted.append((index, new))

@@ -286,10 +286,11 @@ class Store:
                         "INSERT INTO memory_fts (rowid, doc, prior, later) VALUES (?, ?, ?, ?)",
                         [(r.memory_id, r.doc, r.prior, r.later) for r in rows],
                     )
-                    await db.executemany(
-                        "UPDATE memory_fts SET later = ? WHERE rowid = ?",
-                        [(new.later, new.memory_id) for _, new in rewritten],
-                    )
+                    if rewritten:
+                        await db.executemany(
+                            "UPDATE memory_fts SET later = ? WHERE rowid = ?",
+                            [(new.later, new.memory_id) for _, new in rewritten],
+                        )
                 if changes:
                     await write_changes(db, changes, now)
                 if derived is not None:
