@@ -3,13 +3,14 @@
 A deterministic synthetic corpus (Zipf-distributed vocabulary, 8-24 words a text: a
 hard case, full of very common words) or, with ``--locomo PATH``, real conversation
 turns resampled to size, is imported through the socket into a real daemon, one soul
-per size. Queries are 2-5
-words taken from corpus texts. soupd's latency is measured inside the daemon (the
-soul's own recall timer, reported by ``soul.stats``) and end to end over the socket;
-bm25s (``pip install bm25s``) is timed on the same texts and queries, one query at a
-time, with the same k.
+per size. With ``--sessions N`` the events carry sessions of N turns said by two
+alternating senders, as a channel's would (each memory is then indexed with its
+neighbouring turns). Queries are 2-5 words taken from corpus texts. soupd's latency is
+measured inside the daemon (the soul's own recall timer, reported by ``soul.stats``)
+and end to end over the socket; bm25s (``pip install bm25s``) is timed on the same
+texts and queries, one query at a time, with the same k.
 
-    python bench/recall.py [--sizes 10000 100000] [--queries 2000] [--k 10]
+    python bench/recall.py [--sizes 10000 100000] [--queries 2000] [--k 10] [--sessions 20]
 """
 
 from __future__ import annotations
@@ -92,15 +93,29 @@ async def call(reader, writer, method, params, request_id=1):  # type: ignore[no
     return reply["result"]
 
 
+SENDERS = ("alice", "bob")
+
+
+def event(index: int, text: str, sessions: int) -> dict[str, str]:
+    """The ``index``-th event; with ``sessions`` > 0, in a session of that many turns by
+    two alternating senders."""
+    if not sessions:
+        return {"text": text, "ref": f"t{index}"}
+    return {
+        "text": text,
+        "ref": f"t{index}",
+        "session": f"s{index // sessions}",
+        "sender": SENDERS[index % 2],
+    }
+
+
 async def measure_soupd(
-    socket_path: str, soul: str, texts: list[str], qs: list[str], k: int
+    socket_path: str, soul: str, texts: list[str], qs: list[str], k: int, sessions: int = 0
 ) -> dict[str, float]:
     reader, writer = await asyncio.open_unix_connection(socket_path, limit=1 << 24)
     started = time.perf_counter()
     for start in range(0, len(texts), 2000):
-        events = [
-            {"text": t, "ref": f"t{start + i}"} for i, t in enumerate(texts[start : start + 2000])
-        ]
+        events = [event(start + i, t, sessions) for i, t in enumerate(texts[start : start + 2000])]
         await call(reader, writer, "event.import", {"soul": soul, "events": events})
     import_s = time.perf_counter() - started
     round_trips = []
@@ -154,6 +169,13 @@ def main() -> None:
         help="use LoCoMo turns (e.g. ../shared/data/locomo/locomo10-dev.json) instead of "
         "the synthetic Zipf corpus, and its questions as queries",
     )
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="events in sessions of N turns by two alternating senders (default: none)",
+    )
     args = parser.parse_args()
     souls = {f"r{size}": "" for size in args.sizes}
     rows = []
@@ -165,7 +187,9 @@ def main() -> None:
             else:
                 texts = corpus(size)
                 qs = queries(texts, args.queries)
-            ours = asyncio.run(measure_soupd(str(daemon.socket), f"r{size}", texts, qs, args.k))
+            ours = asyncio.run(
+                measure_soupd(str(daemon.socket), f"r{size}", texts, qs, args.k, args.sessions)
+            )
             theirs = measure_bm25s(texts, qs, args.k)
             rows.append((size, ours, theirs))
     print(
