@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["TermScore", "TermStats"]
@@ -96,6 +96,34 @@ class TermStats:
             if tf:
                 total += self.idf(term) * tf * (K1 + 1) / (tf + norm)
         return total
+
+    def scorer(self, terms: Sequence[str], weight: float) -> Callable[[str, str, str], float]:
+        """:meth:`score` of a row given as its indexed documents (own text, prior and
+        later turns: tokens joined by spaces), for many rows: what does not depend on
+        the row is worked out once."""
+        scored = [(term, self.idf(term)) for term in terms]
+        average = self.tokens / self.documents if self.documents else 0.0
+
+        def score(doc: str, prior: str, later: str) -> float:
+            tokens = doc.split()
+            context = f"{prior} {later}".split() if prior or later else []
+            length = len(tokens) + len(context)
+            if not length or not average:
+                return 0.0
+            norm = K1 * (1 - B + B * length / average)
+            total = 0.0
+            for term, idf in scored:
+                tf = tokens.count(term) + (weight * context.count(term) if context else 0.0)
+                if tf:
+                    total += idf * tf * (K1 + 1) / (tf + norm)
+            return total
+
+        return score
+
+    def bound(self, terms: Sequence[str]) -> float:
+        """More than ``terms`` can add to any row's :meth:`score` (each term's share
+        stays below its idf times K1 + 1)."""
+        return sum(self.idf(term) for term in terms) * (K1 + 1) * (1 + 1e-9) + 1e-12
 
     def explain(
         self, terms: Sequence[str], tokens: Sequence[str], context: Sequence[str], weight: float

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from souls.dates import Span, spans
-from souls.store import Store
+from souls.store import Origin, Store
 from souls.tokenize import query_terms
 
-__all__ = ["Boosts", "Cues", "Factors", "weigh"]
+__all__ = ["Boosts", "Cues", "Factors", "weigh", "weigh_one"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,11 @@ class Cues:
 
     def __bool__(self) -> bool:
         return bool(self.named or self.spans)
+
+    def most(self, boosts: Boosts) -> float:
+        """The largest factor these cues can give a memory."""
+        speaker = 1 + boosts.speaker if self.named else 1.0
+        return speaker * (1 + max((boosts.of(span) for span in self.spans), default=0.0))
 
     @classmethod
     async def read(cls, store: Store, query: str, terms: Sequence[str], now: float) -> Cues:
@@ -68,17 +73,21 @@ async def weigh(store: Store, cues: Cues, boosts: Boosts, factors: dict[int, Fac
     """Set the cue factors of the memories in ``factors``: said by someone the query
     names, or from a time it names (the largest time factor applies)."""
     for memory_id, origin in (await store.origins(list(factors))).items():
-        these = factors[memory_id]
-        speaker = next((n for n in (origin.person, origin.sender) if n in cues.named), None)
-        if speaker is not None:
-            these.speaker = 1 + boosts.speaker
-            these.reasons.append(f"said by {speaker}, whom the query names")
-        holding = [span for span in cues.spans if span.holds(origin.ts)]
-        best = max(holding, key=boosts.of, default=None)
-        if best is not None:
-            these.time = 1 + boosts.of(best)
-            day = datetime.fromtimestamp(origin.ts, UTC).date().isoformat()
-            these.reasons.append(f"from {day}, within {best.text!r} in the query")
+        weigh_one(cues, boosts, factors[memory_id], origin)
+
+
+def weigh_one(cues: Cues, boosts: Boosts, these: Factors, origin: Origin) -> None:
+    """:func:`weigh` for one memory whose origin is at hand."""
+    speaker = next((n for n in (origin.person, origin.sender) if n in cues.named), None)
+    if speaker is not None:
+        these.speaker = 1 + boosts.speaker
+        these.reasons.append(f"said by {speaker}, whom the query names")
+    holding = [span for span in cues.spans if span.holds(origin.ts)]
+    best = max(holding, key=boosts.of, default=None)
+    if best is not None:
+        these.time = 1 + boosts.of(best)
+        day = datetime.fromtimestamp(origin.ts, UTC).date().isoformat()
+        these.reasons.append(f"from {day}, within {best.text!r} in the query")
 
 
 @functools.lru_cache(maxsize=4096)

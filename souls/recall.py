@@ -23,6 +23,7 @@ salience) is returned for the soul to write. Asked to, it explains each item
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
@@ -31,11 +32,11 @@ from dataclasses import dataclass, replace
 import msgspec
 
 from souls.bm25 import TermStats
-from souls.cues import Boosts, Cues, Factors, weigh
+from souls.cues import Boosts, Cues, Factors, weigh, weigh_one
 from souls.hebbian import Associations, HebbianConfig
 from souls.neighbours import MAX_TURNS
 from souls.results import Explanation, RecallItem, TermWeight
-from souls.store import Candidate, Hit, Store
+from souls.store import Hit, Store
 from souls.tokenize import fts_match, query_terms, tokens
 
 __all__ = ["Citations", "HitCache", "RecallConfig", "Recollection", "recall"]
@@ -219,35 +220,48 @@ async def _bm25(
     if fallback:
         # The rarest term is in most rows' context: it fetches by the memories' own text
         # only (a cheaper scan), and every term is scored here.
-        found = [replace(c, score=0.0) for c in await store.candidates(fts_match(probe), wanted)]
+        found = await store.candidates(fts_match(probe), wanted)
         common = terms
     else:
         found = await store.candidates(fts_match(probe), wanted, weight)
     # A candidate's FTS5 score already holds the probe terms' share of BM25 (same
-    # formula, same statistics); only the common terms are left to add.
-    whys = {
-        c.memory_id: Factors(
-            c.score + stats.score(common, c.doc.split(), _context(c), weight) if common else c.score
+    # formula, same statistics); only the common terms are left to add. Candidates
+    # come best FTS5 score first: once one could not reach the ``limit``-th best so far
+    # even with the most the common terms and cues add, no later one can either.
+    boosts = _boosts(config)
+    score = stats.scorer(common, weight) if common else None
+    reach = stats.bound(common) if common else 0.0
+    most = cues.most(boosts) if cues else 1.0
+    whys: dict[int, Factors] = {}
+    best: list[float] = []  # the ``limit`` best scores so far, a min-heap
+    for c in found:
+        base = 0.0 if fallback else c.score
+        if len(best) == limit and (base + reach) * most < best[0]:
+            break
+        why = whys[c.memory_id] = Factors(
+            base + score(c.doc, c.prior, c.later) if score is not None else base
         )
-        for c in found
-    }
-    if cues:
-        await weigh(store, cues, _boosts(config), whys)
+        if cues and (origin := c.origin()) is not None:
+            weigh_one(cues, boosts, why, origin)
+        if len(best) < limit:
+            heapq.heappush(best, why.score)
+        elif why.score > best[0]:
+            heapq.heapreplace(best, why.score)
     rescored = sorted(
         ((memory_id, why.score) for memory_id, why in whys.items()),
         key=lambda pair: (-pair[1], pair[0]),
     )
-    return await store.hits(rescored[:limit]), whys
+    # As Store.hits would: the best ``limit``, then only the visible among them.
+    by_id = {c.memory_id: c for c in found}
+    return [
+        by_id[memory_id].hit(score)
+        for memory_id, score in rescored[:limit]
+        if by_id[memory_id].visible
+    ], whys
 
 
 def _boosts(config: RecallConfig) -> Boosts:
     return Boosts(config.speaker_boost, config.date_boost, config.period_boost)
-
-
-def _context(candidate: Candidate) -> list[str]:
-    if not candidate.prior and not candidate.later:
-        return []
-    return f"{candidate.prior} {candidate.later}".split()
 
 
 async def _explained(
