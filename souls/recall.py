@@ -56,7 +56,7 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     # few hundred candidates is cheap, and on a small soul recall stays exact BM25.
     common_term_floor: int = 200
     # Candidates fetched per memory returned (at least 50).
-    candidates_per_result: int = 5
+    candidates_per_result: int = 3
     # A summary line brings its memories first when it covers this share of the query
     # (its terms weighted by idf, as BM25 weighs them).
     summary_line_coverage: float = 0.5
