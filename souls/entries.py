@@ -150,7 +150,7 @@ class Entries:
         subject = " ".join(add.subject.split()) or "user"
         if add.slot is None:
             claim = _new(add.kind, subject, None, value, add.confidence, now)
-            claim = await self._write([claim], [])
+            claim = await self._insert(claim, [])
             return {"claim": claim, "outcome": "stated", "closed": []}
         if add.slot not in SLOTS:
             raise ValueError(f"unknown slot {add.slot!r}; slots: {', '.join(sorted(SLOTS))}")
@@ -167,7 +167,7 @@ class Entries:
         result = merge(rows, candidate, event_id=-1, valid_from=now, now=now)
         closed = [u.id for u in result.updates if u.state in ("superseded", "retracted")]
         if result.insert_state is None:
-            await self._write([], result.updates)
+            await self._update(result.updates)
             (same,) = await self.claims(ids=[result.duplicate or 0])
             return {"claim": same, "outcome": "duplicate", "closed": closed}
         claim = msgspec.structs.replace(
@@ -176,7 +176,7 @@ class Entries:
             valid_to=result.insert_valid_to,
             recorded_to=result.insert_recorded_to,
         )
-        claim = await self._write([claim], result.updates)
+        claim = await self._insert(claim, result.updates)
         return {"claim": claim, "outcome": result.insert_state, "closed": closed}
 
     async def change(self, action: str, claim_id: int, value: str, now: float) -> dict[str, object]:
@@ -191,7 +191,7 @@ class Entries:
         if old.state in ("superseded", "retracted"):
             raise ValueError(f"entry c{claim_id} is already {old.state}; change the entry in force")
         if action == "retract":
-            await self._write([], [ClaimUpdate(old.id, "retracted", now, now)])
+            await self._update([ClaimUpdate(old.id, "retracted", now, now)])
             return {
                 "claim": msgspec.structs.replace(
                     old, state="retracted", valid_to=now, recorded_to=now
@@ -214,26 +214,36 @@ class Entries:
         if action == "correct" and old.source != "user":
             # The soul's own belief was wrong: what it extracts weighs less from now on.
             self.fidelity_ai = round(max(0.0, self.fidelity_ai - self._penalty), 6)
-        claim = await self._write([claim], updates, fidelity=action == "correct")
+        claim = await self._insert(claim, updates, fidelity=action == "correct")
         return {"claim": claim, "closed": [c.id for c in closed], "fidelity_ai": self.fidelity_ai}
 
-    async def _write(
-        self, claims: Sequence[Claim], updates: Sequence[ClaimUpdate], *, fidelity: bool = False
+    async def _insert(
+        self, claim: Claim, updates: Sequence[ClaimUpdate], *, fidelity: bool = False
     ) -> Claim:
-        """Insert ``claims`` (ids from the table), apply ``updates``, store the fidelity
-        when asked, in one transaction; the last claim as stored (a placeholder of id 0
-        when none was inserted)."""
-        inserted = _new("fact", "", None, "", "high", 0.0)
+        """Store ``claim`` (its id from the table) with ``updates``; the claim as stored."""
+        stored = await self._write(claim, updates, fidelity)
+        assert stored is not None
+        return stored
+
+    async def _update(self, updates: Sequence[ClaimUpdate]) -> None:
+        await self._write(None, updates, False)
+
+    async def _write(
+        self, claim: Claim | None, updates: Sequence[ClaimUpdate], fidelity: bool
+    ) -> Claim | None:
+        """One transaction: insert ``claim``, apply ``updates``, store the fidelity when
+        asked."""
+        stored = None
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as db:
-                for claim in claims:
+                if claim is not None:
                     cursor = await db.execute(
                         f"INSERT INTO claims ({CLAIM_COLUMNS}) VALUES"
                         " (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         msgspec.structs.astuple(claim)[1:],
                     )
                     assert cursor.lastrowid is not None
-                    inserted = msgspec.structs.replace(claim, id=cursor.lastrowid)
+                    stored = msgspec.structs.replace(claim, id=cursor.lastrowid)
                 await db.executemany(
                     "UPDATE claims SET state = ?, valid_to = coalesce(?, valid_to),"
                     " recorded_to = coalesce(?, recorded_to) WHERE id = ?",
@@ -245,7 +255,7 @@ class Entries:
                         " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (FIDELITY, repr(self.fidelity_ai)),
                     )
-        return inserted
+        return stored
 
 
 def _new(
