@@ -111,10 +111,8 @@ def test_a_direct_message_is_answered_with_tools(soupd_home: Home, start_soupd: 
         assert persons == [{"id": 1, "name": "Ann", "identities": ["slack:U42"]}]
         first = _Model.requests[-3]
         assert "did the deploy fail?" in first["messages"][1]["content"]
-        assert (
-            "## MEMORY" in first["messages"][0]["content"]
-            or "RECALLED" in first["messages"][0]["content"]
-        )
+        # The soul's context for the message is the system prompt: it recalled the failure.
+        assert "deploy failed: migration timeout" in first["messages"][0]["content"]
         status = daemon.result("daemon.status")
         assert status["answers"] == {"answered": 1, "failed": 0}
 
