@@ -30,6 +30,7 @@ import anyio
 import msgspec
 
 from souls.bm25 import TermStats
+from souls.bulk import insert_rows
 from souls.changes import Changes, write_changes
 from souls.neighbours import Row, lay_out, tails
 from souls.schema import MIGRATIONS
@@ -270,19 +271,18 @@ class Store:
         ``derived`` writes from the events' new ids, in one transaction. Returns the new
         event ids in order."""
         first_event, first_memory = self._next_event, self._next_memory
-        event_rows: list[tuple[object, ...]] = []
-        memory_rows: list[tuple[object, ...]] = []
+        # Each table's parameters flattened, row after row (see souls.bulk).
+        event_values: list[object] = []
+        memory_values: list[object] = []
         rows: list[Row] = []
         rewritten: list[tuple[Row, Row]] = []
         for offset, e in enumerate(events):
             event_id, memory_id = first_event + offset, first_memory + offset
-            event_rows.append(
-                (
-                    event_id, e.ref, e.kind, e.channel, e.sender, e.group, int(e.mentioned),
-                    e.session, e.ts, e.recorded, e.salience, e.text, e.person,
-                )
+            event_values += (
+                event_id, e.ref, e.kind, e.channel, e.sender, e.group, int(e.mentioned),
+                e.session, e.ts, e.recorded, e.salience, e.text, e.person,
             )  # fmt: skip
-            memory_rows.append((memory_id, event_id, e.text, e.salience, e.recorded, e.surprise))
+            memory_values += (memory_id, event_id, e.text, e.salience, e.recorded, e.surprise)
         # Shielded: once a batch is handed to SQLite it is finished (committed or rolled
         # back) before anyone can observe a cancellation, so a reply never misreports it.
         with anyio.CancelScope(shield=True):
@@ -290,25 +290,30 @@ class Store:
                 if events:
                     # Read before the new rows exist: the sessions' last rows so far.
                     last = await tails(db, [e.session for e in events], self.context_turns)
-                    await db.executemany(
+                    await insert_rows(
+                        db,
                         "INSERT INTO events (id, ref, kind, channel, sender, grp, mentioned,"
-                        " session, ts, recorded, salience, text, person)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        event_rows,
+                        " session, ts, recorded, salience, text, person)",
+                        "(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        event_values,
                     )
-                    await db.executemany(
+                    await insert_rows(
+                        db,
                         "INSERT INTO memories (id, kind, event_id, text, salience, created,"
-                        " surprise) VALUES (?, 'observation', ?, ?, ?, ?, ?)",
-                        memory_rows,
+                        " surprise)",
+                        "(?,'observation',?,?,?,?,?)",
+                        memory_values,
                     )
                     rows, rewritten = lay_out(
                         [(first_memory + i, e.session, e.doc) for i, e in enumerate(events)],
                         last,
                         self.context_turns,
                     )
-                    await db.executemany(
-                        "INSERT INTO memory_fts (rowid, doc, prior, later) VALUES (?, ?, ?, ?)",
-                        [(r.memory_id, r.doc, r.prior, r.later) for r in rows],
+                    await insert_rows(
+                        db,
+                        "INSERT INTO memory_fts (rowid, doc, prior, later)",
+                        "(?,?,?,?)",
+                        [v for r in rows for v in (r.memory_id, r.doc, r.prior, r.later)],
                     )
                     if rewritten:
                         await db.executemany(

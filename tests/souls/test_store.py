@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from souls.bulk import MAX_PARAMETERS
 from souls.changes import Changes
 from souls.schema import MIGRATIONS
 from souls.store import NewEvent, Store, StoreCounts
@@ -98,6 +99,25 @@ async def test_append_assigns_consecutive_ids_across_reopen(tmp_path: Path) -> N
     assert {m[2] for m in memories} == {"observation"}
     assert [m[3] for m in memories] == [e[1] for e in events]
     assert query(path, "SELECT rowid FROM memory_fts ORDER BY rowid") == [(i,) for i in range(1, 7)]
+
+
+async def test_append_beyond_one_statement_of_rows(tmp_path: Path) -> None:
+    # More events than one multi-row INSERT may bind (souls.bulk): split, in one
+    # transaction, ids and texts still matching row for row.
+    path = tmp_path / "soul.db"
+    count = MAX_PARAMETERS // 13 + 10
+    async with opened(path) as store:
+        ids = await store.append([new_event(f"note number {i}", f"r-{i}") for i in range(count)])
+        assert ids == list(range(1, count + 1))
+        assert len(await store.search(fts_match(tokens("number")), 3)) == 3
+    assert query(path, "SELECT count(*) FROM events") == [(count,)]
+    assert query(path, "SELECT id, ref, text FROM events WHERE id = ?", (count,)) == [
+        (count, f"r-{count - 1}", f"note number {count - 1}")
+    ]
+    assert query(path, "SELECT count(*) FROM memories WHERE event_id = id") == [(count,)]
+    assert query(path, "SELECT doc FROM memory_fts WHERE rowid = ?", (count,)) == [
+        (fts_document(f"note number {count - 1}"),)
+    ]
 
 
 async def test_append_stores_every_field(tmp_path: Path) -> None:
