@@ -54,6 +54,7 @@ from supervisor.errors import (
     ChildStartError,
     RestartIntensityExceeded,
     SoulUnavailable,
+    SoupdError,
     UnknownSoul,
 )
 from supervisor.tree import ChildSpec, Supervisor
@@ -144,7 +145,12 @@ class SoulHandle:
                 if status is not None:
                     raise
                 cause = exc.__cause__ or exc
-                self.fail(f"{type(cause).__name__}: {cause}")
+                # Our own errors already say what happened and what to do.
+                self.fail(
+                    cause.message
+                    if isinstance(cause, SoupdError)
+                    else f"{type(cause).__name__}: {cause}"
+                )
                 self._log.error("soul.wake_failed", soul=self.name, reason=self.last_error)
             except anyio.get_cancelled_exc_class():
                 self.stop()

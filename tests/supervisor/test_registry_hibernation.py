@@ -208,7 +208,11 @@ async def test_a_database_that_cannot_be_opened_on_waking_fails_the_soul_alone(
             await ask(alpha, Stats())
         assert "alpha" in caught.value.message
         assert alpha.state == "failed"
-        assert alpha.last_error is not None
+        # What to tell the operator, as the store says it: the file and what to do.
+        assert alpha.last_error == (
+            f"cannot use the soul database {alpha.db_path}: file is not a database; "
+            "restore it from a backup, or move it away and the soul starts afresh"
+        )
         with pytest.raises(SoulUnavailable):
             registry.lookup("alpha")
         assert (await ask(beta, observe("beta goes on"))).status == "stored"
