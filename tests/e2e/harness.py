@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +129,35 @@ class Home:
         shutil.rmtree(self.runtime, ignore_errors=True)
 
 
+class Sender(threading.Thread):
+    """Writes bytes to a socket from a thread, 64 KiB per ``sendall``: the socket's
+    timeout then bounds each piece, not the whole (a flood may take longer than that
+    to get in). The daemon going away (a broken or reset connection) ends it quietly;
+    a piece the daemon takes nothing of within the timeout is a failure, which
+    :meth:`join` raises."""
+
+    def __init__(self, sock: socket.socket, data: bytes) -> None:
+        super().__init__(daemon=True)
+        self._sock, self._data = sock, data
+        self.error: OSError | None = None
+
+    def run(self) -> None:
+        try:
+            for start in range(0, len(self._data), 1 << 16):
+                self._sock.sendall(self._data[start : start + (1 << 16)])
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        except OSError as exc:
+            self.error = exc
+
+    def join(self, timeout: float | None = None) -> None:
+        super().join(timeout)
+        if self.error is not None:
+            raise AssertionError(
+                f"the daemon stopped reading: a write got nowhere in {self._sock.gettimeout()} s"
+            ) from self.error
+
+
 class Connection:
     """One client connection: write raw bytes, read reply frames one at a time."""
 
@@ -155,18 +184,12 @@ class Connection:
     def send(self, data: bytes) -> None:
         self.sock.sendall(data)
 
-    def send_in_background(self, data: bytes) -> threading.Thread:
+    def send_in_background(self, data: bytes) -> Sender:
         """Write ``data`` from a thread, so that replies can be read while it is sent
-        (the daemon stops reading a connection whose replies nobody collects).
-        An OSError (the daemon went away) ends the thread quietly."""
-
-        def write() -> None:
-            with suppress(OSError):
-                self.sock.sendall(data)
-
-        thread = threading.Thread(target=write, daemon=True)
-        thread.start()
-        return thread
+        (the daemon stops reading a connection whose replies nobody collects)."""
+        sender = Sender(self.sock, data)
+        sender.start()
+        return sender
 
     def recv(self) -> dict[str, Any]:
         """The next reply frame, decoded. Fails the test after ``REPLY_TIMEOUT``."""

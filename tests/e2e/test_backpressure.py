@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import closing, suppress
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -66,22 +66,6 @@ def texts(prefix: str, n: int) -> list[tuple[str, str]]:
     ]
 
 
-def send_in_chunks(conn: Connection, blob: bytes) -> threading.Thread:
-    """Write ``blob`` from a thread, 64 KiB per ``sendall``: the harness's one-shot
-    ``send_in_background`` would give up after its socket timeout in total (sendall's
-    timeout covers the whole call), and a flood legitimately takes longer than that to
-    get in. A chunk that cannot get in within the timeout still ends the thread."""
-
-    def write() -> None:
-        with suppress(OSError):
-            for start in range(0, len(blob), 1 << 16):
-                conn.sock.sendall(blob[start : start + (1 << 16)])
-
-    thread = threading.Thread(target=write, daemon=True)
-    thread.start()
-    return thread
-
-
 def replies(conn: Connection, n: int) -> Iterator[dict[str, Any]]:
     """The next ``n`` replies, read through a buffered file (the harness's ``recv``
     re-slices its buffer per frame: too slow for a flood's worth of replies)."""
@@ -111,7 +95,7 @@ def test_flood_bigger_than_the_mailbox_is_stored_in_bounded_memory(
     def client(c: int) -> None:
         blob = pipelined_pushes("flood", texts(f"c{c}", per_client))
         with daemon.connect() as conn:
-            writer = send_in_chunks(conn, blob)
+            writer = conn.send_in_background(blob)
             results.append(read_statuses(conn, per_client))
             writer.join(60)
 
@@ -168,7 +152,7 @@ def test_a_client_that_never_reads_is_held_at_its_bound(
 
         # Once it reads, the rest goes through and every request is answered once.
         conn.sock.setblocking(True)
-        writer = send_in_chunks(conn, blob[sent:])
+        writer = conn.send_in_background(blob[sent:])
         ids = []
         for reply in replies(conn, n):
             assert reply["result"]["status"] == "stored", reply
