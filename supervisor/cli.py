@@ -248,6 +248,11 @@ def _import(args: argparse.Namespace) -> int:
             f"rejected {r['rejected']}"
             + (f", skipped {r['skipped']} derived records" if r.get("skipped") else "")
         ]
+        if r["goals"] or r["links"] or r["claims"]:
+            lines.append(
+                f"restored {r['goals']} goals, {r['persons']} persons with {r['links']} "
+                f"linked accounts, {r['claims']} stated claims"
+            )
         lines += [f"  line {x['line']}: {x['code']}: {x['message']}" for x in r["reasons"]]
         return "\n".join(lines)
 
