@@ -34,6 +34,7 @@ import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from channels.config import ChannelConfig
+from channels.conversations import Conversations
 from souls.events import EventIn
 from souls.mailbox import Future
 from souls.messages import Observe
@@ -48,7 +49,6 @@ __all__ = [
     "ChannelError",
     "ChannelState",
     "ChannelStatistics",
-    "Conversations",
     "NotAcknowledged",
     "Outgoing",
     "chat_event",
@@ -98,27 +98,6 @@ class Outgoing(msgspec.Struct, frozen=True):
     text: str
     soul: str
     kind: str
-
-
-class Conversations:
-    """Where each soul last heard from someone: ``soul → (channel, conversation)``.
-
-    Outputs that name no session (a wake-up) go back there. Shared by every channel,
-    so a soul fed by two channels answers on the one it heard from last. Bounded by
-    the number of souls.
-    """
-
-    def __init__(self) -> None:
-        self._latest: dict[str, tuple[str, str]] = {}
-
-    def note(self, soul: str, channel: str, conversation: str) -> None:
-        self._latest[soul] = (channel, conversation)
-
-    def latest(self, soul: str) -> tuple[str, str] | None:
-        return self._latest.get(soul)
-
-    def forget_channel(self, channel: str) -> None:
-        self._latest = {s: c for s, c in self._latest.items() if c[0] != channel}
 
 
 @dataclass(slots=True)

@@ -8,19 +8,25 @@ rides it out with backoff (:mod:`channels.base`).
 :meth:`Channels.apply` takes a new list of configs and touches only what changed:
 a new name starts a channel, a name gone stops it, a table whose settings differ
 restarts it; the others keep running and keep their connections.
+
+Where each soul last heard from someone (:mod:`channels.conversations`) is shared by
+the channels and kept in a file given to :class:`Channels`: loaded when it starts,
+written in the background when it changes, and once more when every channel has
+stopped, so a wake-up after a restart still reaches the conversation it belongs to.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
 import structlog
 
-from channels.base import Channel, Conversations
+from channels.base import Channel
 from channels.config import (
     ChannelConfig,
     SignalConfig,
@@ -28,6 +34,7 @@ from channels.config import (
     TelegramConfig,
     WebhookConfig,
 )
+from channels.conversations import Conversations
 from supervisor.errors import ChildStartError, RestartIntensityExceeded
 from supervisor.outputs import Outputs
 from supervisor.registry import Registry
@@ -40,6 +47,11 @@ _log = structlog.get_logger("soupd.channels")
 # A channel may spend this long stopping (closing its connection, answering the
 # request in hand).
 _SHUTDOWN = 5.0
+
+# At shutdown the last write of the conversations file waits at most this long for a
+# worker thread (busy threads must not hold up the stop); a write under way is let
+# finish, as it is a few hundred bytes.
+_LAST_WRITE = 2.0
 
 
 def make_channel(
@@ -72,26 +84,39 @@ class Channels:
         registry: Registry,
         outputs: Outputs,
         *,
+        conversations: Path | None = None,
         factory: Callable[..., Channel] = make_channel,
     ) -> None:
+        """``conversations`` is the file that keeps :attr:`conversations` across
+        restarts; without one they live in memory only."""
         self._configs = list(configs)
         self._registry = registry
         self._outputs = outputs
         self._factory = factory
-        self.conversations = Conversations()
+        self.conversations = Conversations(conversations)
         self._supervisor = Supervisor("channels", max_restarts=1_000_000, max_seconds=1.0)
         self._channels: dict[str, Channel] = {}
         self._lock = anyio.Lock()
 
     async def run(self, task_status: anyio.abc.TaskStatus[Any]) -> None:
         """Start every configured channel, then supervise until cancelled."""
-        async with anyio.create_task_group() as tg:
-            await tg.start(self._supervisor.run)
-            async with self._lock:
-                self._channels.clear()
-                for config in self._configs:
-                    await self._start(config)
-            task_status.started()
+        try:
+            async with anyio.create_task_group() as tg:
+                await self.conversations.load()
+                # A channel removed from the config while the daemon was down.
+                for gone in self.conversations.channels() - {c.name for c in self._configs}:
+                    self.conversations.forget_channel(gone)
+                await tg.start(self.conversations.run)
+                await tg.start(self._supervisor.run)
+                async with self._lock:
+                    self._channels.clear()
+                    for config in self._configs:
+                        await self._start(config)
+                task_status.started()
+        finally:
+            # Here every channel has stopped, so nothing notes after this write.
+            with anyio.CancelScope(shield=True, deadline=anyio.current_time() + _LAST_WRITE):
+                await self.conversations.flush()
 
     async def apply(self, configs: Sequence[ChannelConfig]) -> None:
         """Start, restart or stop channels so that exactly ``configs`` run."""

@@ -71,7 +71,12 @@ class Daemon:
         self.registry = Registry()
         self.outputs = Outputs()
         self.scheduler = Scheduler(settings, self.registry)
-        self.channels = Channels(settings.daemon.channels, self.registry, self.outputs)
+        self.channels = Channels(
+            settings.daemon.channels,
+            self.registry,
+            self.outputs,
+            conversations=settings.state_dir / "channels" / "conversations.json",
+        )
         self.responder = Responder(self.registry, self.outputs)
         self._logs: LogStream | None = None
         self.started_at = time.time()

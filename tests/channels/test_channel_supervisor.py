@@ -10,8 +10,9 @@ from typing import Any
 import anyio
 from running import running_channels, running_souls, wait_until
 
-from channels.base import Backoff, Channel, Conversations
+from channels.base import Backoff, Channel
 from channels.config import ChannelConfig, SignalConfig, WebhookConfig
+from channels.conversations import Conversations
 from supervisor.outputs import Output, Outputs
 from supervisor.registry import Registry
 

@@ -2,9 +2,9 @@
 
 A signed webhook is stored and a forged one refused; a Telegram conversation (a fake
 Bot API on loopback, in a thread of this process, built from the standard library
-only) reaches the soul, and the soul's wake-up goes back to that chat; reloads
-start, restart and stop only the channel whose table changed; ``daemon.status``
-shows each channel's state.
+only) reaches the soul, and the soul's wake-up goes back to that chat, also after a
+restart with nobody speaking in between; reloads start, restart and stop only the
+channel whose table changed; ``daemon.status`` shows each channel's state.
 """
 
 from __future__ import annotations
@@ -205,30 +205,72 @@ def telegram() -> Iterator[_FakeTelegram]:
     server.server_close()
 
 
-def test_a_telegram_chat_reaches_the_soul_and_its_wakeup_goes_back(
-    home: Home, start_soupd: StartSoupd, telegram: _FakeTelegram
-) -> None:
+def telegram_table(telegram: _FakeTelegram) -> str:
     port = telegram.server_address[1]
-    home.write_config(
+    return (
         "[schedule]\ntasks_poll_seconds = 0.1\n\n"
         '[[channels]]\nname = "tg"\nkind = "telegram"\nsouls = ["ada"]\n'
         f'token_env = "SOUPD_E2E_TELEGRAM"\napi_url = "http://127.0.0.1:{port}"\n'
         "poll_timeout = 1\n"
     )
-    daemon = start_soupd()
-    up(daemon, "tg")
+
+
+def kim_says(telegram: _FakeTelegram, daemon: Daemon, text: str) -> None:
+    """Kim writes to the bot in a private chat (77); returns once the update is confirmed."""
     chat = {"id": 77, "type": "private", "first_name": "Kim"}
     message = {"message_id": 5, "from": {"id": 7, "is_bot": False, "first_name": "Kim"}}
-    message |= {"chat": chat, "date": 1_780_000_000, "text": "remind me to water the plants"}
+    message |= {"chat": chat, "date": 1_780_000_000, "text": text}
     telegram.add({"update_id": 500, "message": message})
     wait_for(lambda: channels(daemon)["tg"]["offset"] == 501, "the update confirmed")
+
+
+def remind_soon(home: Home, soul: str, text: str) -> None:
+    """A ``TASKS.md`` line due in a second, added through the CLI."""
+    due = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert home.cli("remind", soul, text, "--at", due).returncode == 0
+
+
+def test_a_telegram_chat_reaches_the_soul_and_its_wakeup_goes_back(
+    home: Home, start_soupd: StartSoupd, telegram: _FakeTelegram
+) -> None:
+    home.write_config(telegram_table(telegram))
+    daemon = start_soupd()
+    up(daemon, "tg")
+    kim_says(telegram, daemon, "remind me to water the plants")
 
     assert daemon.recall("ada", "plants")[0]["refs"] == ["telegram:77:5"]
     context = daemon.result("context", {"soul": "ada", "query": "plants"})["text"]
     assert "water the plants" in context
 
-    due = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert home.cli("remind", "ada", "water the plants", "--at", due).returncode == 0
+    remind_soon(home, "ada", "water the plants")
     wait_for(lambda: telegram.sent, "the wake-up sent to the chat", timeout=20)
     assert telegram.sent == [{"chat_id": "77", "text": "water the plants"}]
     assert channels(daemon)["tg"]["sent"] == 1
+
+
+def test_a_wakeup_after_a_restart_still_finds_the_chat(
+    home: Home, start_soupd: StartSoupd, telegram: _FakeTelegram
+) -> None:
+    """Where the soul last heard from someone is kept in the state directory, so a
+    wake-up after a restart reaches the chat though nobody spoke since."""
+    home.write_config(telegram_table(telegram))
+    first = start_soupd()
+    up(first, "tg")
+    kim_says(telegram, first, "remind me to call the plumber")
+    # Confirmed upstream: the restarted daemon is not sent the message again.
+    wait_for(lambda: not telegram.updates, "the update gone from the fake Bot API")
+    assert first.stop() == 0
+    kept = home.state_dir / "channels" / "conversations.json"
+    assert json.loads(kept.read_text()) == {
+        "version": 1,
+        "souls": {"ada": {"channel": "tg", "conversation": "77"}},
+    }
+    assert kept.stat().st_mode & 0o777 == 0o600
+
+    second = start_soupd()
+    up(second, "tg")
+    remind_soon(home, "ada", "call the plumber")
+    wait_for(lambda: telegram.sent, "the wake-up sent to the chat", timeout=20)
+    assert telegram.sent == [{"chat_id": "77", "text": "call the plumber"}]
+    tg = channels(second)["tg"]
+    assert (tg["received"], tg["sent"], tg["unroutable"]) == (0, 1, 0)  # nobody spoke since
