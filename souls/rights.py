@@ -183,6 +183,9 @@ class DataRights:
                 if kind == "event":
                     record["group"] = record.pop("grp")
                     record["mentioned"] = bool(record["mentioned"])
+                elif kind == "claim":
+                    # "type" names the record; the claim's own (fact, rule...) is its kind.
+                    record["kind"] = record.pop("type")
                 records.append({"type": kind, **record})
             done += len(rows)
             if len(rows) < room:

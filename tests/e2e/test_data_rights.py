@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from souls.rights import EXPORT_TABLES
+
 from .harness import Daemon, Home, StartSoupd
 
 
@@ -83,6 +85,7 @@ def test_export_then_import_round_trips(
     soupd_home.add_soul("copy")
     daemon = start_soupd()
     seed(daemon)
+    daemon.result("claim.add", {"soul": "ada", "value": "always answer in French", "type": "rule"})
     exported = tmp_path / "ada.jsonl"
     result = soupd_home.cli("export", "ada", exported)
     assert result.returncode == 0, result.stderr
@@ -91,12 +94,18 @@ def test_export_then_import_round_trips(
     assert {"event", "memory", "edge", "marker", "summary"} <= kinds
     events = [r for r in records if r["type"] == "event"]
     assert [e["ref"] for e in events] == ["a", "b", "c", "d"]
+    # Every record says what it is; a claim's own type is its "kind".
+    assert kinds <= {t for t, *_ in EXPORT_TABLES}
+    (claim,) = [r for r in records if r["type"] == "claim"]
+    assert (claim["kind"], claim["value"]) == ("rule", "always answer in French")
 
     back = soupd_home.cli("--json", "import", "copy", exported)
     assert back.returncode == 0, back.stderr
     counts = json.loads(back.stdout)
     assert (counts["stored"], counts["rejected"]) == (4, 0)
-    assert counts["skipped"] == len(records) - 4
+    # The stated claim comes back (souls' user-set state); derived records are skipped.
+    assert counts["claims"] == 1
+    assert counts["skipped"] == len(records) - 4 - 1
     copy = soupd_home.cli("export", "copy")
     copied = [json.loads(line) for line in copy.stdout.splitlines()]
     keep = ("ref", "kind", "text", "ts", "sender", "group", "mentioned", "session", "salience")
@@ -104,7 +113,8 @@ def test_export_then_import_round_trips(
         {k: e[k] for k in keep} for e in events
     ]
     again = json.loads(soupd_home.cli("--json", "import", "copy", exported).stdout)
-    assert (again["stored"], again["duplicate"]) == (0, 4)  # refs keep it idempotent
+    # Idempotent: the events by their refs, the stated claim by its value.
+    assert (again["stored"], again["claims"], again["duplicate"]) == (0, 0, 5)
 
 
 def test_backup_while_running(soupd_home: Home, start_soupd: StartSoupd, tmp_path: Path) -> None:
