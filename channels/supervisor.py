@@ -128,6 +128,10 @@ class Channels:
                 return  # restarting: run() starts from self._configs
             for name in [n for n in old if new.get(n) != old[n]]:
                 await self._stop(name)
+                if name not in new:
+                    # Removed: its chats are no one's to route to. A changed channel
+                    # keeps them: it is the same chats under new settings.
+                    self.conversations.forget_channel(name)
             for name, config in new.items():
                 if old.get(name) != config:
                     await self._start(config)
@@ -173,4 +177,3 @@ class Channels:
         if any(c.id == f"channel:{name}" for c in self._supervisor.which_children()):
             await self._supervisor.terminate_child(f"channel:{name}")
         del self._channels[name]
-        self.conversations.forget_channel(name)

@@ -29,6 +29,8 @@ async def test_reload_starts_restarts_and_stops_only_what_changed(tmp_path: Path
         await wait_until(lambda: all(s["state"] == "up" for s in channels.status()), "all up")
         a, b, c = channels.get("a"), channels.get("b"), channels.get("c")
         address_a = a.status()["address"]
+        channels.conversations.note("bob", "b", "chat-1")
+        channels.conversations.note("ada", "c", "chat-2")
         await channels.apply([webhook("a"), webhook("b", souls=["bob"]), webhook("d")])
         await wait_until(lambda: all(s["state"] == "up" for s in channels.status()), "all up")
         assert channels.get("a") is a  # untouched: same object, same listener
@@ -37,6 +39,9 @@ async def test_reload_starts_restarts_and_stops_only_what_changed(tmp_path: Path
         assert channels.get("b").config.souls == ["bob"]
         assert (b.state, c.state) == ("stopped", "stopped")
         assert [s["name"] for s in channels.status()] == ["a", "b", "d"]
+        # A changed channel keeps its chats; a removed one's are forgotten.
+        assert channels.conversations.latest("bob") == ("b", "chat-1")
+        assert channels.conversations.latest("ada") is None
 
 
 async def test_a_channel_whose_code_keeps_crashing_fails_alone(tmp_path: Path) -> None:
