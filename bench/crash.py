@@ -7,7 +7,8 @@ starting. While it is down, the soul's database is opened read-only and must pas
 ``PRAGMA integrity_check``. At the end the daemon is started once more and every event
 it acknowledged as stored must come back through the socket (``export``) exactly once;
 no event may be there twice, nor one that was never sent. The full-text index is
-checked too (FTS5 ``integrity-check`` on an in-memory copy).
+checked too (FTS5 ``integrity-check`` on a copy). The checks are ``souls/check.py``'s,
+which ``soupd check`` runs too.
 
     python bench/crash.py [--rounds 200] [--clients 4] [--seed 1]
 
@@ -24,7 +25,6 @@ import random
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from _daemon import soupd_executable
+
+from souls.check import fts_integrity, integrity, stored_refs
 
 SOUL = "crash"
 # Pushes a client writes at most per round: bounds the database's growth.
@@ -160,35 +162,11 @@ def client(path: Path, prefix: str, tally: Tally) -> None:
     writer.join(5)
 
 
-def integrity(database: Path) -> str:
+def sound(database: Path) -> str:
     """``PRAGMA integrity_check`` on a read-only connection ("ok" when sound)."""
     if not database.exists():
         return "ok"  # killed before the soul created it
-    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
-        rows = db.execute("PRAGMA integrity_check").fetchall()
-    return "; ".join(str(row[0]) for row in rows)
-
-
-def fts_integrity(database: Path) -> str:
-    """FTS5's own consistency check, on an in-memory copy (it needs a writable db)."""
-    with (
-        contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as source,
-        contextlib.closing(sqlite3.connect(":memory:")) as copy,
-    ):
-        source.backup(copy)
-        try:
-            copy.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
-        except sqlite3.DatabaseError as exc:
-            return str(exc)
-    return "ok"
-
-
-def stored_refs(database: Path) -> Counter[str]:
-    """Rows per ref, read past the UNIQUE index (a table scan), so a broken index
-    cannot hide a duplicate."""
-    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
-        rows = db.execute("SELECT ref FROM events NOT INDEXED WHERE ref IS NOT NULL").fetchall()
-    return Counter(ref for (ref,) in rows)
+    return "; ".join(integrity(database))
 
 
 def exported_refs(path: Path) -> Counter[str]:
@@ -259,7 +237,7 @@ def main() -> None:
             sent |= tally.sent
             acked += tally.acked
             statuses += tally.statuses
-            check = integrity(home.database)
+            check = sound(home.database)
             if check != "ok":
                 bad_checks.append(f"round {number}: {check}")
             if number % 20 == 19:
@@ -270,7 +248,7 @@ def main() -> None:
         process.send_signal(signal.SIGTERM)
         code = process.wait(60)
         on_disk = stored_refs(home.database)
-        final_check = integrity(home.database)
+        final_check = sound(home.database)
         fts_check = fts_integrity(home.database)
     finally:
         if not args.keep:

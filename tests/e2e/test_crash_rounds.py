@@ -4,8 +4,9 @@ Round after round, several clients push events with distinct refs on their own
 connections while the daemon is killed with SIGKILL after a random delay (in some
 rounds while it is still starting). While it is down its database must pass
 ``PRAGMA integrity_check``; at the end every event acknowledged as stored is exported
-back exactly once, and nothing is stored that was never sent. ``bench/crash.py`` runs
-the same experiment for hundreds of rounds.
+back exactly once, nothing is stored that was never sent, and the full-text index passes
+FTS5's integrity-check. The checks are ``souls/check.py``'s (what ``soupd check`` runs);
+``bench/crash.py`` runs the same experiment for hundreds of rounds.
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ import contextlib
 import json
 import random
 import signal
-import sqlite3
 import subprocess
 import threading
 from collections import Counter
 from functools import partial
-from pathlib import Path
 
 from e2e.harness import SOUPD, Connection, Daemon, Home, StartSoupd, request_frame, wait_for
+from souls.check import fts_integrity, integrity, stored_refs
 
 ROUNDS = 15
 CLIENTS = 3
@@ -63,32 +63,6 @@ def push_until_killed(daemon: Daemon, prefix: str, tally: Tally) -> None:
 
 def acked_beyond(tally: Tally, n: int) -> bool:
     return len(tally.acked) > n
-
-
-def integrity(database: Path) -> list[str]:
-    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
-        return [row[0] for row in db.execute("PRAGMA integrity_check")]
-
-
-def fts_integrity(database: Path) -> str:
-    """FTS5's own check of the memory index, run on an in-memory copy (it writes)."""
-    with (
-        contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as source,
-        contextlib.closing(sqlite3.connect(":memory:")) as copy,
-    ):
-        source.backup(copy)
-        try:
-            copy.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
-        except sqlite3.DatabaseError as exc:
-            return str(exc)
-    return "ok"
-
-
-def refs_on_disk(database: Path) -> Counter[str]:
-    """Rows per ref by a table scan (NOT INDEXED), so the UNIQUE index cannot hide one."""
-    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
-        rows = db.execute("SELECT ref FROM events NOT INDEXED WHERE ref IS NOT NULL")
-        return Counter(ref for (ref,) in rows)
 
 
 def exported_refs(daemon: Daemon) -> Counter[str]:
@@ -162,6 +136,6 @@ def test_kill_9_rounds_lose_and_duplicate_nothing_acknowledged(
     assert [ref for ref in acked if exported[ref] != 1] == []  # lost or duplicated
     assert set(exported) <= tally.sent  # nothing stored that was never sent
     assert max(exported.values()) == 1
-    assert refs_on_disk(database) == exported
+    assert stored_refs(database) == exported
     assert integrity(database) == ["ok"]
     assert fts_integrity(database) == "ok"
