@@ -96,6 +96,11 @@ class Conversations:
             self._latest = kept
             self._mark_dirty()
 
+    def forget_soul(self, soul: str) -> None:
+        """Drop ``soul``'s entry (its memory was forgotten: the chat goes with it)."""
+        if self._latest.pop(soul, None) is not None:
+            self._mark_dirty()
+
     def channels(self) -> frozenset[str]:
         """The channels some entry points at."""
         return frozenset(channel for channel, _ in self._latest.values())

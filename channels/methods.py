@@ -251,10 +251,13 @@ class Methods:
         *,
         fault_injection: bool = False,
         logs: Callable[[str | None, int], list[str]] | None = None,
+        forgotten: Callable[[str], None] | None = None,
     ) -> None:
         self._registry = registry
         self._status = status
         self._logs = logs
+        # Told the name of a soul that forgot everything, once it has.
+        self._forgotten = forgotten
         # Events handed to souls so far (pushed or imported): the STATUS rate.
         self.events_received = 0
         self._table: dict[str, _Method] = {
@@ -504,6 +507,18 @@ class Methods:
             except ValueError as exc:
                 raise InvalidParams(f"invalid params for forget: {exc}") from None
         message = Forget(params.ref, params.match, before, params.all)
+        if params.all and self._forgotten is not None:
+            forgotten, soul = self._forgotten, params.soul
+
+            def settle(value: Any, error: SoupdError | None) -> None:
+                if error is None:
+                    forgotten(soul)
+                    reply.resolve(value)
+                else:
+                    reply.fail(error)
+
+            await self._tell(params.soul, message, CallbackReply(settle))
+            return
         await self._tell(params.soul, message, reply)
 
     async def _export(self, params: ExportParams, reply: Reply) -> None:

@@ -98,6 +98,7 @@ class Daemon:
                 self.status,
                 fault_injection=settings.daemon.testing.fault_injection,
                 logs=self.recent_logs,
+                forgotten=self.channels.conversations.forget_soul,
             ),
             self.outputs,
         )

@@ -116,6 +116,20 @@ async def test_forgetting_a_channel_persists(tmp_path: Path) -> None:
     assert again.channels() == {"phone"}
 
 
+async def test_a_soul_that_forgot_everything_is_dropped_and_persisted(tmp_path: Path) -> None:
+    path = the_file(tmp_path)
+    conversations = Conversations(path)
+    conversations.note("ada", "tg", "77")
+    conversations.note("bob", "phone", "+2")
+    await conversations.flush()
+    conversations.forget_soul("nobody")  # no entry: no change, no write
+    assert not conversations.statistics().dirty
+    conversations.forget_soul("ada")
+    await conversations.flush()
+    again = await reloaded(path)
+    assert (again.latest("ada"), again.latest("bob")) == (None, ("phone", "+2"))
+
+
 async def test_a_failed_write_keeps_the_map_dirty_and_warns_once(tmp_path: Path) -> None:
     blocker = tmp_path / "state"
     blocker.write_text("a file where the folder should be")

@@ -101,7 +101,11 @@ class Host:
 
 @asynccontextmanager
 async def hosted(
-    root: Path, *names: str, fault_injection: bool = False, config: SoulConfig | None = None
+    root: Path,
+    *names: str,
+    fault_injection: bool = False,
+    config: SoulConfig | None = None,
+    forgotten: Callable[[str], None] | None = None,
 ) -> AsyncIterator[Host]:
     config = config or SoulConfig()
     registry = Registry()
@@ -120,7 +124,9 @@ async def hosted(
                 )
                 registry.add(handle)
                 await souls.start_child(handle.child_spec(clock))
-            methods = Methods(registry, lambda: STATUS, fault_injection=fault_injection)
+            methods = Methods(
+                registry, lambda: STATUS, fault_injection=fault_injection, forgotten=forgotten
+            )
             yield Host(methods, registry)
             tg.cancel_scope.cancel()
 
@@ -309,3 +315,16 @@ async def test_debug_crash_restarts_the_soul_with_its_data(tmp_path: Path) -> No
     assert pushed["event_id"] == 2
     assert listed["souls"][0]["restarts"] == 1
     assert listed["souls"][0]["state"] == "running"
+
+
+async def test_forgetting_everything_is_told_once_done(tmp_path: Path) -> None:
+    # The daemon drops the soul's conversation (the chat it last heard from) then.
+    told: list[str] = []
+    async with hosted(tmp_path, "alpha", forgotten=told.append) as host:
+        await host.call("event.push", {"soul": "alpha", "text": "hello", "ref": "m-1"})
+        await host.call("forget", {"soul": "alpha", "ref": "m-1"})
+        assert told == []  # a part of it: the conversation stays
+        result = await host.call("forget", {"soul": "alpha", "all": True})
+        assert told == ["alpha"]
+        assert (await host.call("soul.stats", {"soul": "alpha"}))["events"] == 0
+    assert result["events"] == 0  # m-1 went before
