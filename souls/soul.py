@@ -1,7 +1,10 @@
 """The soul actor: one task per soul, the sole owner of its database.
 
 The actor only serialises access; what a soul *does* lives in plain functions and
-small classes (intake, its :class:`~souls.mind.Mind`, recall, context). Invariants:
+small classes: its :class:`~souls.mind.Mind`, its write path
+(:class:`~souls.ingest.Ingest`), its answers to recall and context
+(:class:`~souls.recollection.Recollection`) and its cards
+(:class:`~souls.deck.Deck`). Invariants:
 
 * Mail is handled in turns: up to ``mailbox.batch`` messages at once. Consecutive
   ``Observe`` messages are gated together and committed in one transaction (group
@@ -27,12 +30,11 @@ small classes (intake, its :class:`~souls.mind.Mind`, recall, context). Invarian
 
 from __future__ import annotations
 
-import datetime as dt
-import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 import anyio.abc
@@ -40,20 +42,17 @@ import msgspec
 import structlog
 
 from souls.agenda import Agenda
-from souls.assembly import choose, goal_candidates, memory_candidates
 from souls.brain import Brain
-from souls.cards import Card, CardStore, cited, crystallise
-from souls.changes import AssemblyRow, Changes
+from souls.cards import CardStore
+from souls.changes import Changes
 from souls.clock import Clock
-from souls.collision import Collider, Collision, pool_card
 from souls.config import SoulConfig
-from souls.context import assemble
+from souls.deck import Deck
 from souls.events import EventIn
-from souls.goals import activated
 from souls.hygiene import HygieneGate
-from souls.intake import Dropped, Intake
-from souls.knowledge import Knowledge, Plan
-from souls.lightning import weight
+from souls.ingest import Ingest, tally
+from souls.intake import Intake
+from souls.knowledge import Knowledge
 from souls.mailbox import Envelope, Mailbox
 from souls.messages import (
     AddTask,
@@ -100,32 +99,25 @@ from souls.metrics import LatencyWindow
 from souls.mind import Emit, Mind
 from souls.navigate import memory_map, read
 from souls.persons import Persons
+from souls.recollection import Recollection
 from souls.results import (
-    MAX_REASONS,
-    ContextResult,
     DecayResult,
     ImportResult,
     PushResult,
-    RecallItem,
-    RecallResult,
     ReflectResult,
-    Rejection,
     SoulStats,
     TasksResult,
 )
 from souls.rights import DataRights, ForgetResult
-from souls.statuspage import render_status_page
-from souls.store import NewEvent, Store
-from souls.tasks import Task, parse_tasks
-from souls.tide import TideReport, tide
+from souls.store import Store
 from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
 from supervisor.tree import shielded_cleanup
 
 __all__ = ["Soul"]
 
-Outcome = PushResult | SoupdError
 # Mail that does not keep a soul awake: what the scheduler and health checks send.
 _HOUSEKEEPING = (Decay, Weekly, Homeostasis, Wakeup, LastRuns, SyncTasks, Ping)
+_T = TypeVar("_T")
 
 
 class Soul:
@@ -158,6 +150,9 @@ class Soul:
         self._cards: CardStore | None = None
         self._knowledge: Knowledge | None = None
         self._persons: Persons | None = None
+        self._ingest: Ingest | None = None
+        self._recollection: Recollection | None = None
+        self._deck: Deck | None = None
         # Derived-state changes of the turn in progress, committed once per turn.
         self._changes = Changes()
         # What the turn is handling right now: what a crash is blamed on.
@@ -184,10 +179,42 @@ class Soul:
         self._store = store
         mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
         self._agenda = Agenda(store, self._brain)
-        self._cards = CardStore(store, self._brain.root / "cards")
+        cards = self._cards = CardStore(store, self._brain.root / "cards")
         persons = self._persons = Persons(store)
         knowledge = self._knowledge = Knowledge(
             store, self.config.knowledge, HygieneGate(self.config.hygiene)
+        )
+        self._ingest = Ingest(
+            self.config,
+            self._clock,
+            intake=self._intake,
+            rejected=self._rejected,
+            store=store,
+            mind=mind,
+            knowledge=knowledge,
+            persons=persons,
+            mailbox=mailbox,
+            committed=self._committed,
+            emit=self._emit,
+        )
+        self._recollection = Recollection(
+            self.name,
+            self.config,
+            self._clock,
+            mind=mind,
+            knowledge=knowledge,
+            brain=self._brain,
+            latency=self._recall_latency,
+        )
+        self._deck = Deck(
+            self.name,
+            self.config,
+            self._clock,
+            store=store,
+            cards=cards,
+            mind=mind,
+            root=self._brain.root,
+            emit=self._emit,
         )
         batch: list[Envelope[Message]] = []
         try:
@@ -229,7 +256,7 @@ class Soul:
             raise
         finally:
             self._store = self._mind = self._agenda = self._cards = self._knowledge = None
-            self._persons = None
+            self._persons = self._ingest = self._recollection = self._deck = None
             with anyio.CancelScope(shield=True):
                 await mind.aclose()
                 await store.close()
@@ -288,7 +315,8 @@ class Soul:
     async def _observe(self, envelopes: Sequence[Envelope[Message]]) -> None:
         self._current = envelopes
         events = [e.message.event for e in envelopes if isinstance(e.message, Observe)]
-        outcomes, reason = await self._ingest(events)
+        ingest = self._require_ingest()
+        outcomes, reason = await ingest.ingest(events, self._changes, load=self._load)
         trigger: tuple[Envelope[Message], PushResult] | None = None
         for envelope, outcome in zip(envelopes, outcomes, strict=True):
             envelope.done = True
@@ -301,8 +329,8 @@ class Soul:
                 envelope.reply.fail(outcome)
             else:
                 envelope.reply.resolve(outcome)
-        await self._session_draws(events, outcomes)
-        self._direct(events, outcomes)
+        await self._require_deck().session_draws(events, outcomes, self._changes)
+        ingest.direct(events, outcomes)
         if reason is not None:
             reflected = False
             try:
@@ -313,131 +341,6 @@ class Soul:
                     envelope, outcome = trigger
                     result = msgspec.structs.replace(outcome, reflected=reflected)
                     trigger[0].reply.resolve(result)
-
-    def _direct(self, events: Sequence[EventIn], outcomes: Sequence[Outcome]) -> None:
-        """Publish the direct messages just stored for the responder, when this soul
-        answers (``[answer] enabled``): the kinds it answers, and mentions."""
-        config = self.config.answer
-        if not config.enabled:
-            return
-        for event, outcome in zip(events, outcomes, strict=True):
-            stored = isinstance(outcome, PushResult) and outcome.status == "stored"
-            if stored and (event.kind in config.kinds or event.mentioned):
-                assert isinstance(outcome, PushResult)
-                self._emit(
-                    "direct",
-                    {
-                        "event_id": outcome.event_id,
-                        "text": event.text,
-                        "kind": event.kind,
-                        "sender": event.sender,
-                        "channel": event.channel,
-                        "session": event.session,
-                    },
-                )
-
-    async def _ingest(self, events: Sequence[EventIn]) -> tuple[list[Outcome], str | None]:
-        """Gate, de-duplicate and commit ``events`` (with the turn's changes) in one
-        transaction. Returns one outcome per event, and why to reflect now, if so."""
-        store = self._require_store()
-        mind = self._require_mind()
-        now = self._clock.now()
-        outcomes: list[Outcome | None] = [None] * len(events)
-        admitted: list[tuple[int, NewEvent]] = []
-        changes = self._changes
-        world = mind.world if self.config.cognition else None
-        intake, persons = self._intake, self._require_persons()
-        for index, event in enumerate(events):
-            try:
-                verdict = intake.admit(event, now, world)
-            except SoupdError as error:
-                self._rejected[error.code] += 1
-                self._log.info("event.rejected", code=error.code, ref=event.ref)
-                outcomes[index] = error
-                continue
-            if isinstance(verdict, Dropped):
-                changes.counters["dropped.attention"] += 1
-                outcomes[index] = PushResult(None, verdict.salience, "dropped")
-            else:
-                new = verdict
-                person = persons.resolve(new.channel, new.sender)
-                if person is not None:
-                    new = msgspec.structs.replace(new, person=person)
-                admitted.append((index, new))
-
-        refs = [new.ref for _, new in admitted if new.ref is not None]
-        known = await store.known_refs(refs) if refs else {}
-        fresh: list[tuple[int, NewEvent]] = []
-        first_of_ref: dict[str, int] = {}  # ref -> position in ``fresh``
-        repeats: list[tuple[int, int]] = []  # (event index, position in ``fresh``)
-        echoes = await self._echoes([new for _, new in admitted])
-        for position, (index, new) in enumerate(admitted):
-            if new.ref is not None and new.ref in known:
-                event_id, salience = known[new.ref]
-                outcomes[index] = PushResult(event_id, salience, "duplicate")
-            elif position in echoes:
-                event_id, salience = echoes[position]
-                outcomes[index] = PushResult(event_id, salience, "duplicate")
-            elif new.ref is not None and new.ref in first_of_ref:
-                repeats.append((index, first_of_ref[new.ref]))
-            else:
-                if new.ref is not None:
-                    first_of_ref[new.ref] = len(fresh)
-                fresh.append((index, new))
-
-        reasons = mind.perceive([new for _, new in fresh], changes)
-        if "periodic" in reasons and self._defer_periodic():
-            reasons = [None] * len(reasons)
-        plan = Plan()
-        if fresh and self.config.cognition:
-            plan = await self._require_knowledge().perceive([new for _, new in fresh])
-        if fresh or changes:
-            ids = await store.append(
-                [new for _, new in fresh], changes, now, plan.write if plan else None
-            )
-            self._require_knowledge().committed(plan)
-            await self._committed(changes)
-            debug = self._log.is_enabled_for(logging.DEBUG)
-            for (index, new), event_id, why in zip(fresh, ids, reasons, strict=True):
-                outcomes[index] = PushResult(
-                    event_id, new.salience, "stored", new.surprise, why is not None
-                )
-                if debug:
-                    with structlog.contextvars.bound_contextvars(event_id=event_id):
-                        self._log.debug("event.stored", salience=new.salience, ref=new.ref)
-            for index, position in repeats:
-                first = fresh[position][1]
-                outcomes[index] = PushResult(ids[position], first.salience, "duplicate")
-        assert all(o is not None for o in outcomes)
-        reason = next((why for why in reasons if why is not None), None)
-        return outcomes, reason  # type: ignore[return-value]
-
-    async def _echoes(self, events: Sequence[NewEvent]) -> dict[int, tuple[int, float]]:
-        """Events that repeat a stored one said by the same sender through another
-        channel within ``[knowledge] same_event_window`` seconds: the same sentence
-        arriving by two paths is one event (no false corroboration). By position."""
-        window = self.config.knowledge.same_event_window
-        if not window:
-            return {}
-        store = self._require_store()
-        found: dict[int, tuple[int, float]] = {}
-        for position, new in enumerate(events):
-            if new.channel is not None and new.sender is not None:
-                echo = await store.echo(new, window)
-                if echo is not None:
-                    found[position] = echo
-        return found
-
-    def _defer_periodic(self) -> bool:
-        """Whether a periodic reflect should wait for a quieter turn: while the soul is
-        busy (big turns lately, or mail waiting), up to ``max_deferral`` observations. A
-        reflect reads at most ``max_observations`` of them, so a flood costs a bounded
-        reflect now and then rather than one per turn. Surprise never waits."""
-        config, mailbox = self.config.reflect, self._mailbox
-        busy = self._load >= config.busy_turn or (
-            mailbox is not None and mailbox.statistics().queued > 0
-        )
-        return busy and self._require_mind().clock.since < config.max_deferral
 
     async def _committed(self, changes: Changes) -> None:
         """``changes`` were written: let the mind catch up, start a fresh set."""
@@ -458,7 +361,7 @@ class Soul:
             result = await mind.reflect(reason, self._changes)
             await self._commit_changes()
             if result.changed:
-                await self._crystallise(mind.summary.text)
+                await self._require_deck().crystallise(mind.summary.text)
         except (OSError, SoupdError) as error:
             self._log.error("soul.reflect_failed", reason=reason, error=str(error))
             raise SoulUnavailable(
@@ -488,9 +391,11 @@ class Soul:
                     with anyio.CancelScope(shield=True):
                         result: object = await self._import(events)
                 case Recall(query=query, k=k, explain=explain):
-                    result = await self._recall(query, k, explain)
+                    recollection = self._require_recollection()
+                    result = await recollection.recall(query, k, explain, self._changes)
                 case Context(query=query, session=session):
-                    result = await self._context(query, session)
+                    recollection = self._require_recollection()
+                    result = await recollection.context(query, session, self._changes)
                 case Stats():
                     result = await self._stats()
                 case Reflect():
@@ -501,11 +406,12 @@ class Soul:
                         self._clock.now(), self._changes
                     )
                     await self._commit_changes()
-                    await self._tide()  # the weekly tide comes with the weekly summary
+                    # The weekly tide comes with the weekly summary.
+                    await self._require_deck().tide()
                 case Tide():
-                    result = await self._tide()
+                    result = await self._require_deck().tide()
                 case StatusPage(stamp=stamp):
-                    result = {"html": await self._status_page(stamp)}
+                    result = {"html": await self._require_deck().status_page(stamp)}
                 case Decay(now=now):
                     self._ran("decay")
                     result = await self._decay(self._clock.now() if now is None else now)
@@ -535,31 +441,17 @@ class Soul:
                     size = await self._rights().backup(target)
                     result = {"path": str(target), "bytes": size}
                 case CardAdd() as add:
-                    result = await self._add_card(add)
+                    result = await self._require_deck().add(add)
                 case CardNote(number=number, text=text):
-                    try:
-                        result = await self._require_cards().note(number, text, self._clock.now())
-                    except ValueError as exc:
-                        raise InvalidParams(f"cannot add that note: {exc}") from None
+                    result = await self._require_deck().note(number, text)
                 case Cards(strict=strict):
-                    cards = self._require_cards()
-                    problems = await cards.check() if strict else []
-                    result = {"cards": await cards.all(), "problems": problems}
+                    result = await self._require_deck().listing(strict)
                 case Lightning() as lightning:
-                    result = await self._lightning(lightning)
+                    result = await self._require_deck().lightning(lightning, self._changes)
                 case Judge(draw=draw, card=card, verdict=verdict, line=line):
-                    try:
-                        result = await self._require_collider().verdict(
-                            draw, card, verdict, line, self._clock.now()
-                        )
-                    except ValueError as exc:
-                        raise InvalidParams(f"cannot record that verdict: {exc}") from None
+                    result = await self._require_deck().verdict(draw, card, verdict, line)
                 case Ledger(limit=limit):
-                    collider = self._require_collider()
-                    result = {
-                        "draws": await collider.ledger(limit),
-                        "silence_rate": await collider.silence_rate(),
-                    }
+                    result = await self._require_deck().ledger(limit)
                 case Rebuild():
                     await self._commit_changes()
                     result = await self._rights().rebuild(self._clock.now())
@@ -605,25 +497,15 @@ class Soul:
     async def _import(self, events: Sequence[EventIn]) -> ImportResult:
         result = ImportResult()
         size = self.config.mailbox.import_batch
+        ingest = self._require_ingest()
         for start in range(0, len(events), size):
-            outcomes, reason = await self._ingest(events[start : start + size])
+            chunk = events[start : start + size]
+            # Each chunk is its own transaction: it commits the changes it is given and
+            # the next one takes the fresh set started then.
+            outcomes, reason = await ingest.ingest(chunk, self._changes, load=self._load)
             if reason is not None:
                 await self._reflect_safely(reason)
-            for offset, outcome in enumerate(outcomes):
-                if isinstance(outcome, SoupdError):
-                    result.rejected += 1
-                    if len(result.reasons) < MAX_REASONS:
-                        result.reasons.append(
-                            Rejection(start + offset, outcome.code, outcome.message)
-                        )
-                    else:
-                        result.reasons_truncated = True
-                elif outcome.status == "stored":
-                    result.stored += 1
-                elif outcome.status == "dropped":
-                    result.dropped += 1
-                else:
-                    result.duplicate += 1
+            tally(result, start, outcomes)
         self._log.info(
             "soul.imported",
             stored=result.stored,
@@ -632,124 +514,6 @@ class Soul:
             rejected=result.rejected,
         )
         return result
-
-    def _k(self, k: int | None) -> int:
-        config = self.config.recall
-        if k is None:
-            return config.k
-        if not 1 <= k <= config.max_k:
-            raise InvalidParams(
-                f"k must be between 1 and {config.max_k} for soul {self.name!r} "
-                "(raise [recall] max_k in its TOML to allow more)"
-            )
-        return k
-
-    async def _recall(self, query: str, k: int | None, explain: bool = False) -> RecallResult:
-        limit = self._k(k)
-        started = time.perf_counter()
-        found = await self._require_mind().recall(
-            query, limit, self._changes, now=self._clock.now(), explain=explain
-        )
-        items = found.items
-        if self.config.cognition:
-            # Goals join recall by activation: bridge triggers and domains reach them too.
-            knowledge = self._require_knowledge()
-            goals = [g for g in knowledge.goals.values() if g.state in ("active", "paused")]
-            chosen = activated(
-                goals,
-                query,
-                threshold=self.config.knowledge.goal_threshold,
-                limit=self.config.knowledge.goals_limit,
-            )
-            items = items + [c.item for c in goal_candidates(chosen, self._clock.now())]
-        self._recall_latency.add(time.perf_counter() - started)
-        return RecallResult(items)
-
-    async def _context(self, query: str | None, session: str | None = None) -> ContextResult:
-        """The context block: stable sections, then what ranks for ``query`` in retrieval
-        or emergence mode (see :mod:`souls.assembly`), within the section, total and
-        session budgets; the assembly is logged for ``why``."""
-        mind = self._require_mind()
-        now = self._clock.now()
-        config = self.config.context
-        memories: list[RecallItem] = []
-        ceiling = 0.0
-        if query:
-            memories = (await mind.recall(query, config.recall_k, self._changes, now=now)).items
-            ceiling = mind.ceiling(query)
-        contenders = memory_candidates(memories, ceiling)
-        upcoming: list[Task] = []
-        if self.config.cognition:
-            overdue, upcoming = await self._tasks_due(now)
-            contenders += await self._require_knowledge().candidates(query or "", now, overdue)
-        ranking, shown, logged = choose(contenders, self.config.potential, config.recall_k)
-        paused = ""
-        if shown and config.session_chars:
-            since = now - config.session_window
-            spent = await self._require_knowledge().session_spent(session, since)
-            spent += sum(a.recalled for a in self._changes.assemblies if a.session == session)
-            if spent >= config.session_chars:
-                resume = dt.datetime.fromtimestamp(now + config.session_window, dt.UTC)
-                paused = (
-                    f"(recalled items paused: this session injected {spent} characters of "
-                    f"recalled items in the last {config.session_window:g} s, the budget is "
-                    f"{config.session_chars}; they resume by {resume:%Y-%m-%d %H:%M} UTC)"
-                )
-                logged = []
-        result = assemble(
-            config,
-            identity=await self._brain.identity(),
-            summary=mind.summary.text,
-            weekly=mind.weekly.text,
-            gut_feelings=mind.gut_feelings(query),
-            known_gaps=await mind.known_gaps(),
-            due_tasks="\n".join(f"- [t{t.line}] {t.text} (due {_utc(t.due)})" for t in upcoming),
-            internal_signal=mind.take_signal(self._changes),
-            spark=mind.take_spark(self._changes),
-            recalled=shown,
-            paused=paused,
-        )
-        recalled = next((s for s in result.sections if s.name == "recalled"), None)
-        injected = set(recalled.items) if recalled is not None and not paused else set()
-        logged = [item for item in logged if item.id in injected]
-        mode = "none" if not contenders else ranking.mode
-        self._changes.assemblies.append(
-            AssemblyRow(
-                hash=result.hash,
-                session=session,
-                query=query,
-                mode=mode,
-                chars=len(result.text),
-                recalled=recalled.chars if recalled is not None and not paused else 0,
-                paused=bool(paused),
-                items=msgspec.json.encode(logged).decode(),
-                sections=msgspec.json.encode(
-                    [
-                        {"name": s.name, "chars": s.chars, "truncated": s.truncated}
-                        for s in result.sections
-                    ]
-                ).decode(),
-            )
-        )
-        self._log.info(
-            "context.assembled",
-            hash=result.hash,
-            prefix_hash=result.prefix_hash,
-            chars=len(result.text),
-            mode=mode,
-            paused=bool(paused),
-            sections=[s.name for s in result.sections],
-            items=[item.id for item in logged],
-        )
-        return result
-
-    async def _tasks_due(self, now: float) -> tuple[list[Task], list[Task]]:
-        """Open TASKS.md tasks: those overdue, and those due within ``tasks_hours``."""
-        horizon = now + self.config.context.tasks_hours * 3600
-        tasks = parse_tasks(await self._brain.tasks()).pending()
-        overdue = [t for t in tasks if t.due <= now]
-        upcoming = [t for t in tasks if now < t.due <= horizon]
-        return overdue, upcoming
 
     def _ran(self, job: str) -> None:
         """Remember when a scheduled job last ran, so a daemon that was down for its
@@ -776,7 +540,8 @@ class Soul:
             ref=f"due:{key}",
             ts=task.due,
         )
-        (outcome,), reason = await self._ingest([event])
+        ingest = self._require_ingest()
+        (outcome,), reason = await ingest.ingest([event], self._changes, load=self._load)
         self._emit("wakeup", {"key": key, "text": task.text, "due": task.due})
         if reason is not None:
             await self._reflect_safely(reason)
@@ -808,109 +573,6 @@ class Soul:
             **await self._require_mind().table_counts(),
         )
 
-    async def _crystallise(self, summary: str) -> None:
-        conclusions, questions, tags = crystallise(summary)
-        if conclusions:
-            card = await self._require_cards().add(
-                title="",
-                conclusions=conclusions,
-                questions=questions,
-                tags=tags,
-                source="reflect",
-                memories=cited(summary),
-                now=self._clock.now(),
-            )
-            self._emit("card", {"number": card.number, "title": card.title})
-
-    async def _add_card(self, add: CardAdd) -> Card:
-        try:
-            return await self._require_cards().add(
-                title=add.title,
-                conclusions=add.conclusions,
-                questions=add.questions,
-                tags=add.tags,
-                source="synthesis" if add.members else "manual",
-                members=add.members,
-                now=self._clock.now(),
-            )
-        except ValueError as exc:
-            raise InvalidParams(f"cannot add that card: {exc}") from None
-
-    async def _session_draws(self, events: Sequence[EventIn], outcomes: Sequence[Outcome]) -> None:
-        """A stored session-start event draws cards by itself, when the soul says so."""
-        if not self.config.lightning.on_session_start:
-            return
-        for event, outcome in zip(events, outcomes, strict=True):
-            stored = isinstance(outcome, PushResult) and outcome.status == "stored"
-            if stored and event.kind == "session_start":
-                try:
-                    await self._lightning(Lightning(topic=event.text))
-                except SoupdError as error:  # too few cards yet, say: the session goes on
-                    self._log.info("soul.session_draw_skipped", reason=error.message)
-
-    async def _lightning(self, request: Lightning) -> Collision:
-        collision = await self._require_collider().collide(
-            request.topic,
-            self._clock.now(),
-            self.config.lightning,
-            self._require_mind().judge(),
-            seed=request.seed,
-            n=request.n,
-            exclude=request.exclude,
-        )
-        self._log.info(
-            "soul.lightning",
-            draw=collision.draw,
-            seed=collision.seed,
-            cards=collision.cards,
-            presented=collision.presented,
-            criterion=collision.criterion,
-            judge=collision.judge,
-        )
-        if collision.presented:
-            self._require_mind().hold_spark(collision.spark, self._changes)
-            self._emit(
-                "spark",
-                {
-                    "draw": collision.draw,
-                    "cards": collision.cards,
-                    "criterion": collision.criterion,
-                },
-            )
-        return collision
-
-    async def _tide(self) -> TideReport:
-        now = self._clock.now()
-        report = await tide(self._require_store(), now, self.config.hebbian.association_threshold)
-        folder = anyio.Path(self._brain.root / "tide")
-        await folder.mkdir(parents=True, exist_ok=True)
-        stamp = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d")
-        await (folder / f"{stamp}.md").write_text(report.markdown, encoding="utf-8")
-        await (folder / f"{stamp}.html").write_text(report.html, encoding="utf-8")
-        self._emit("tide", {"complete": report.complete, "file": f"tide/{stamp}.md"})
-        return report
-
-    async def _status_page(self, stamp: str) -> str:
-        cards = await self._require_cards().all()
-        now = self._clock.now()
-        weights = {
-            card.number: weight(pool_card(card), now, self.config.lightning) for card in cards
-        }
-        report = await tide(self._require_store(), now, self.config.hebbian.association_threshold)
-        collider = self._require_collider()
-        draws = await collider.ledger(10_000)
-        mix = await collider.verdict_mix()
-        when = stamp or dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        return render_status_page(self.name, cards, weights, draws, mix, report.markdown, when)
-
-    def _require_collider(self) -> Collider:
-        return Collider(self.name, self._require_store(), self._require_cards())
-
-    def _require_cards(self) -> CardStore:
-        if self._cards is None:
-            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
-        return self._cards
-
     def _rights(self) -> DataRights:
         return DataRights(self._require_store(), self.config.somatic)
 
@@ -939,11 +601,6 @@ class Soul:
             raise InvalidParams(f"invalid params for export: {exc}") from None
         return {"records": records, "cursor": following}
 
-    def _require_agenda(self) -> Agenda:
-        if self._agenda is None:
-            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
-        return self._agenda
-
     async def _knowing(self, message: ClaimAdd | ClaimChange | Claims | GoalSet | Goals) -> object:
         """Claims and goals asked for over the socket (ValueError → a clear client error)."""
         knowledge = self._require_knowledge()
@@ -967,29 +624,39 @@ class Soul:
         except ValueError as exc:
             raise InvalidParams(str(exc)) from None
 
-    def _require_persons(self) -> Persons:
-        if self._persons is None:
+    def _running(self, part: _T | None) -> _T:
+        """``part`` of the soul while it runs (its store, mind...): SoulUnavailable
+        when it does not (before :meth:`run` opened the store, or after it closed it)."""
+        if part is None:
             raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
-        return self._persons
-
-    def _require_knowledge(self) -> Knowledge:
-        if self._knowledge is None:
-            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
-        return self._knowledge
-
-    def _require_mind(self) -> Mind:
-        if self._mind is None:
-            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
-        return self._mind
+        return part
 
     def _require_store(self) -> Store:
-        if self._store is None:
-            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
-        return self._store
+        return self._running(self._store)
 
+    def _require_mind(self) -> Mind:
+        return self._running(self._mind)
 
-def _utc(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    def _require_agenda(self) -> Agenda:
+        return self._running(self._agenda)
+
+    def _require_cards(self) -> CardStore:
+        return self._running(self._cards)
+
+    def _require_knowledge(self) -> Knowledge:
+        return self._running(self._knowledge)
+
+    def _require_persons(self) -> Persons:
+        return self._running(self._persons)
+
+    def _require_ingest(self) -> Ingest:
+        return self._running(self._ingest)
+
+    def _require_recollection(self) -> Recollection:
+        return self._running(self._recollection)
+
+    def _require_deck(self) -> Deck:
+        return self._running(self._deck)
 
 
 def _ignore(kind: str, payload: dict[str, object]) -> None:
