@@ -6,7 +6,8 @@
 * ``export`` pages through events and derived state as JSON-ready records; an export's
   ``event`` records import back as events.
 * ``backup`` takes a consistent online copy with SQLite's backup API.
-* ``rebuild`` recomputes derived state from the events and reports what differed.
+* ``rebuild`` recomputes the markers from the events and the full-text index from the
+  memories, and reports what differed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import anyio
 import msgspec
 
 from souls import neighbours
+from souls.reindex import index_damaged, reindex
 from souls.somatic import Markers, SomaticConfig, appraise
 from souls.store import Store
 from souls.tokenize import tokens
@@ -87,8 +89,13 @@ class RebuildResult(msgspec.Struct, frozen=True):
     markers_before: int
     markers_after: int
     markers_changed: int
+    # How the index stood before: visible memories it lacked, rows for none of them,
+    # and whether FTS5's own integrity check failed (then the two counts are 0: an
+    # index that cannot be read cannot be counted).
     index_rows_missing: int
     index_rows_extra: int
+    index_rows: int  # rows of the rebuilt index
+    index_damaged: bool = False
 
 
 class DataRights:
@@ -202,25 +209,24 @@ class DataRights:
         return (await anyio.Path(target).stat()).st_size
 
     async def rebuild(self, now: float) -> RebuildResult:
-        """Recompute markers from the events; check the index against the memories."""
+        """Recompute markers from the events and the full-text index from the visible
+        memories (:mod:`souls.reindex`); report what differed before."""
         db = self._store.db
         rows = await db.execute_fetchall("SELECT topic, valence, weight FROM markers")
         before = {(topic, valence): weight for topic, valence, weight in rows}
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as write:
                 after = await self._recompute_markers(write, now)
+                damaged = await index_damaged(write)
+                missing, extra = (0, 0) if damaged else await _index_drift(write)
+                indexed = await reindex(write, self._store.context_turns)
+        self._store.drop_caches()
         changed = sum(
             1
             for key in before.keys() | after.keys()
             if abs(before.get(key, 0.0) - after.get(key, 0.0)) > 1e-9
         )
-        (counts,) = await db.execute_fetchall(
-            "SELECT (SELECT count(*) FROM memories WHERE hidden_at IS NULL"
-            "        AND id NOT IN (SELECT rowid FROM memory_fts)),"
-            "       (SELECT count(*) FROM memory_fts WHERE rowid NOT IN"
-            "        (SELECT id FROM memories WHERE hidden_at IS NULL))"
-        )
-        return RebuildResult(len(before), len(after), changed, counts[0], counts[1])
+        return RebuildResult(len(before), len(after), changed, missing, extra, indexed, damaged)
 
     async def _recompute_markers(
         self, db: aiosqlite.Connection, now: float
@@ -238,6 +244,17 @@ class DataRights:
             [(topic, valence, weight, now) for topic, valence, weight in rows],
         )
         return {(topic, valence): weight for topic, valence, weight in rows}
+
+
+async def _index_drift(db: aiosqlite.Connection) -> tuple[int, int]:
+    """Visible memories without an index row, and index rows without a visible memory."""
+    ((missing, extra),) = await db.execute_fetchall(
+        "SELECT (SELECT count(*) FROM memories WHERE hidden_at IS NULL"
+        "        AND id NOT IN (SELECT rowid FROM memory_fts)),"
+        "       (SELECT count(*) FROM memory_fts WHERE rowid NOT IN"
+        "        (SELECT id FROM memories WHERE hidden_at IS NULL))"
+    )
+    return int(missing), int(extra)
 
 
 _REDACTED = "[redacted: forgotten at the user's request]"

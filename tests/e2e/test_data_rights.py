@@ -146,6 +146,21 @@ def test_rebuild_reports_differences(soupd_home: Home, start_soupd: StartSoupd) 
     assert fixed["markers_before"] == 0
     assert fixed["markers_after"] == clean["markers_after"] > 0
     assert fixed["markers_changed"] == fixed["markers_after"]
+    assert (fixed["index_rows"], fixed["index_damaged"]) == (4, False)
+
+
+def test_rebuild_mends_a_damaged_index(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    seed(daemon)
+    with sqlite3.connect(soupd_home.soul_dir("ada") / "soul.db") as db:
+        db.execute("DELETE FROM memory_fts_data WHERE id = (SELECT max(id) FROM memory_fts_data)")
+    assert soupd_home.cli("check", "ada").returncode == 3
+    mended = daemon.result("rebuild", {"soul": "ada"})
+    assert (mended["index_damaged"], mended["index_rows"]) == (True, 4)
+    checked = soupd_home.cli("check", "ada")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert texts(daemon, "deploy") == ["the deploy failed on friday", "deploy ok after the fix"]
 
 
 def test_forget_redacts_the_card_lines_that_repeat_an_event(
