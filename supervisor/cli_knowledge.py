@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-from collections.abc import Callable
 from typing import Any
 
-__all__ = ["register"]
+from supervisor.cli_shared import Call, Command, Show
 
-Call = Callable[[argparse.Namespace, str, dict[str, Any]], Any]
-Show = Callable[[argparse.Namespace, Any, Callable[[Any], str]], int]
-Command = Callable[[str, Callable[[argparse.Namespace], int], str], Any]
+__all__ = ["register"]
 
 
 def register(command: Command, call: Call, show: Show) -> None:

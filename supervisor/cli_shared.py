@@ -1,0 +1,31 @@
+"""What ``cli.py`` hands its command modules (``cli_*.py``): the signatures of its
+``command``, ``call``, ``show`` and ``settings``, and the ``key: value`` formatter
+several commands print their result with.
+
+A command module has one ``register(command, ...)`` that adds its commands to the
+parser through ``command`` and makes each a closure over the helpers it was given, so
+that no module imports ``cli.py`` back.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from supervisor.config import Settings
+
+__all__ = ["Call", "Command", "LoadSettings", "Show", "key_values"]
+
+# Adds a subcommand (name, handler, help) and returns its parser, for its arguments.
+Command = Callable[[str, Callable[[argparse.Namespace], int], str], Any]
+# One socket call (method, params) to the daemon; its result.
+Call = Callable[[argparse.Namespace, str, dict[str, Any]], Any]
+# Prints a result for people (the formatter) or as JSON (--json); the exit status.
+Show = Callable[[argparse.Namespace, Any, Callable[[Any], str]], int]
+# The settings the command line and environment name.
+LoadSettings = Callable[[argparse.Namespace], Settings]
+
+
+def key_values(result: dict[str, Any]) -> str:
+    return "\n".join(f"{key}: {value}" for key, value in result.items())
