@@ -38,6 +38,7 @@ from typing import Any
 from _daemon import soupd_executable
 
 from souls.check import fts_integrity, integrity, stored_refs
+from supervisor.paths import soul_database
 
 SOUL = "crash"
 # Pushes a client writes at most per round: bounds the database's growth.
@@ -63,7 +64,7 @@ class Home:
 
     @property
     def database(self) -> Path:
-        return self.root / "state" / "soupd" / "souls" / SOUL / "soul.db"
+        return soul_database(self.root / "state" / "soupd" / "souls" / SOUL)
 
     def prepare(self) -> None:
         config = self.root / "config" / "soupd"

@@ -44,6 +44,7 @@ import scale
 from _daemon import Client, machine, running_daemon, write_json
 
 from souls.schema import MIGRATIONS
+from supervisor.paths import soul_database
 
 BENCH = Path(__file__).resolve().parent
 IMPORT_BATCH = 2000  # events per event.import request, and soupd's [mailbox] import_batch
@@ -104,7 +105,7 @@ def import_figures(sizes: Sizes) -> dict[str, Any]:
                 runs[mode].append(_import_once(client, f"{mode}-{n}", texts))
         for mode in modes:
             # The floor's best of three: a floor is what SQLite can do at best.
-            database = daemon.state(f"{mode}-0") / "soul.db"
+            database = soul_database(daemon.state(f"{mode}-0"))
             floors = [bare_sqlite_floor(database, IMPORT_BATCH) for _ in range(3)]
             rows, floor_s = min(floors, key=lambda floor: floor[1])
             soupd_s = min(runs[mode])

@@ -21,6 +21,7 @@ import msgspec
 from souls.check import Report as CheckReport
 from souls.check import check as check_database
 from supervisor.cli_shared import Command, LoadSettings, Show
+from supervisor.paths import soul_database
 
 __all__ = ["register"]
 
@@ -37,7 +38,7 @@ def register(command: Command, show: Show, settings: LoadSettings) -> None:
                 file=sys.stderr,
             )
             return 1
-        database = configured.soul_dir(args.soul) / "soul.db"
+        database = soul_database(configured.soul_dir(args.soul))
         try:
             report = check_database(database)
         except FileNotFoundError:

@@ -44,7 +44,7 @@ from supervisor.config import Settings, load_settings, load_souls
 from supervisor.errors import ChildStartError, ConfigError, SoupdError
 from supervisor.logstream import LogStream
 from supervisor.outputs import Outputs
-from supervisor.paths import Locations, check_private_dir, check_socket_path
+from supervisor.paths import Locations, check_private_dir, check_socket_path, soul_database
 from supervisor.registry import Registry, SoulHandle
 from supervisor.responder import Responder
 from supervisor.scheduler import Scheduler
@@ -254,7 +254,7 @@ class Daemon:
         handle = SoulHandle(
             name=name,
             config=config,
-            db_path=self.settings.soul_dir(name) / "soul.db",
+            db_path=soul_database(self.settings.soul_dir(name)),
             brain_dir=self.settings.brain_dir(name),
             mailbox=Mailbox(name, config.mailbox.capacity),
             emit=functools.partial(self.outputs.publish, name),

@@ -3,7 +3,8 @@
 * config:  ``$XDG_CONFIG_HOME/soupd/soupd.toml`` (optional) and ``souls/<name>.toml``;
   ``--config FILE`` / ``$SOUPD_CONFIG`` name another ``soupd.toml`` (its folder then
   holds ``souls/``).
-* state:   ``$XDG_STATE_HOME/soupd/`` (one folder per soul: database and brain).
+* state:   ``$XDG_STATE_HOME/soupd/`` (one folder per soul: its database, see
+  :func:`soul_database`, and its brain).
 * socket:  ``$XDG_RUNTIME_DIR/soupd/soupd.sock``; without ``XDG_RUNTIME_DIR`` a private
   ``/tmp/soupd-<uid>/`` (mode 0700, ours) is used. ``--socket`` / ``$SOUPD_SOCKET`` win.
 * under systemd, ``$CONFIGURATION_DIRECTORY``, ``$STATE_DIRECTORY`` and
@@ -21,7 +22,14 @@ from pathlib import Path
 
 from supervisor.errors import ConfigError
 
-__all__ = ["Locations", "check_private_dir", "check_socket_path", "locate", "soul_name_problem"]
+__all__ = [
+    "Locations",
+    "check_private_dir",
+    "check_socket_path",
+    "locate",
+    "soul_database",
+    "soul_name_problem",
+]
 
 _SOUL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _SUN_PATH_MAX = 107  # sockaddr_un.sun_path is 108 bytes including the NUL
@@ -120,3 +128,8 @@ def soul_name_problem(name: str) -> str | None:
         f"soul name {name!r} is invalid: use 1-64 letters, digits, '_', '-' or '.', "
         "starting with a letter or digit"
     )
+
+
+def soul_database(soul_dir: Path) -> Path:
+    """The database file of the soul whose state folder is ``soul_dir``."""
+    return soul_dir / "soul.db"
