@@ -116,10 +116,8 @@ def _problems(r: CheckReport, soul: str) -> list[str]:
     """One line per failed check: the file, what is wrong, what to do."""
     where = r.database
     restore = f"stop the daemon and restore the file from a copy made by `soupd backup {soul} FILE`"
-    reindex = (
-        f"{restore}, or re-derive it from the events: `soupd export {soul} FILE`, stop the "
-        f"daemon, move {where} away, start the daemon, `soupd import {soul} FILE`"
-    )
+    # The index is derived from the memories: `soupd rebuild` writes it afresh.
+    reindex = f"rebuild it from the memories with `soupd rebuild {soul}` (the daemon running)"
     if not r.integrity_ok:
         # What else failed follows from it, and restoring the file mends that too.
         return [f"{where} is corrupt (PRAGMA integrity_check: {r.integrity[0]}); {restore}"]

@@ -155,7 +155,9 @@ def test_rebuild_mends_a_damaged_index(soupd_home: Home, start_soupd: StartSoupd
     seed(daemon)
     with sqlite3.connect(soupd_home.soul_dir("ada") / "soul.db") as db:
         db.execute("DELETE FROM memory_fts_data WHERE id = (SELECT max(id) FROM memory_fts_data)")
-    assert soupd_home.cli("check", "ada").returncode == 3
+    damaged = soupd_home.cli("check", "ada")
+    assert damaged.returncode == 3
+    assert "soupd rebuild ada" in damaged.stderr  # what to do, said where it is needed
     mended = daemon.result("rebuild", {"soul": "ada"})
     assert (mended["index_damaged"], mended["index_rows"]) == (True, 4)
     checked = soupd_home.cli("check", "ada")
