@@ -1,6 +1,6 @@
 """Every benchmark in one run, one table: the figures of DESIGN §4 and where they came from.
 
-    python bench/run.py [--quick] [--json FILE] [--only ingest import recall souls crash]
+    python bench/run.py [--quick] [--json FILE] [--only ingest import recall prefix souls crash]
 
 Sections (each a real ``soupd start`` in a throw-away directory; the other scripts in
 ``bench/`` are reused, not copied):
@@ -14,6 +14,9 @@ Sections (each a real ``soupd start`` in a throw-away directory; the other scrip
   rounds on both sides;
 * recall — p50/p95 inside the daemon at 10k and 100k memories, beside bm25s
   (``recall.py``);
+* prefix — the share of consecutive contexts whose stable prefix is byte-identical,
+  a conversation played turn by turn (``prefix.py``: the first LoCoMo dev conversation
+  when ``../shared/data`` is there, else a synthetic one);
 * souls — start-up, RSS per idle soul and wake latency with 1,000 souls (``scale.py``);
 * crash — ``kill -9`` rounds during ingest (``crash.py``, when it is there).
 
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import ingest
+import prefix
 import recall
 import scale
 from _daemon import Client, machine, running_daemon, write_json
@@ -60,10 +64,13 @@ class Sizes:
     souls: int
     wake_sample: int
     crash_rounds: int
+    prefix_turns: int
 
 
-FULL = Sizes(100_000, (10_000, 100_000), 2000, 100_000, 1000, 300, 40)
-QUICK = Sizes(20_000, (10_000,), 300, 20_000, 200, 100, 5)
+FULL = Sizes(100_000, (10_000, 100_000), 2000, 100_000, 1000, 300, 40, 600)
+QUICK = Sizes(20_000, (10_000,), 300, 20_000, 200, 100, 5, 200)
+# The benchmark data beside the repository (read by benchmarks only), when it is there.
+LOCOMO_DEV = BENCH.parent.parent / "shared" / "data" / "locomo" / "locomo10-dev.json"
 
 
 # -- ingest ---------------------------------------------------------------------------
@@ -224,6 +231,11 @@ def recall_figures(sizes: Sizes) -> dict[str, Any]:
     return figures
 
 
+def prefix_figures(sizes: Sizes) -> dict[str, Any]:
+    data = str(LOCOMO_DEV) if LOCOMO_DEV.exists() else None
+    return prefix.measure(data, sizes.prefix_turns)
+
+
 def souls_figures(sizes: Sizes) -> dict[str, Any]:
     return scale.measure(sizes.souls, sizes.wake_sample, hibernate_after=1.0)
 
@@ -252,6 +264,7 @@ SECTIONS: dict[str, Callable[[Sizes], dict[str, Any]]] = {
     "ingest": ingest_figures,
     "import": import_figures,
     "recall": recall_figures,
+    "prefix": prefix_figures,
     "souls": souls_figures,
     "crash": crash_figures,
 }
@@ -293,6 +306,17 @@ def table(figures: dict[str, Any]) -> list[tuple[str, str]]:
             (
                 f"recall p50 / p95 inside the daemon, {int(size):,} memories",
                 f"{ours['inside_p50_ms']:.2f} / {ours['inside_p95_ms']:.2f} ms{bm25s}",
+            )
+        )
+    if "prefix" in figures:
+        r = figures["prefix"]
+        rows.append(
+            (
+                f"consecutive contexts with a byte-identical stable prefix ({r['source']}, "
+                f"{r['contexts']} turns)",
+                f"{r['stable_identical']:.1%} ({r['reflects']} reflects; "
+                f"{r['stable_mean_chars']:,} chars); whole block before the recalled items "
+                f"{r['before_recall_identical']:.1%}",
             )
         )
     if "souls" in figures:
