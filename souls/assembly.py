@@ -21,6 +21,7 @@ input, same output.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -79,7 +80,14 @@ def lexical(query_words: frozenset[str], text: str) -> float:
     """The share of the query's terms found in ``text`` (0 without a query)."""
     if not query_words:
         return 0.0
-    return len(query_words & set(query_terms(text))) / len(query_words)
+    return len(query_words & _terms(text)) / len(query_words)
+
+
+# Every context scores every active entry against its query: an entry's terms are
+# tokenized once, not once per context. Bounded; entries' texts rarely change.
+@functools.lru_cache(maxsize=16_384)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(query_terms(text))
 
 
 def memory_candidates(items: Sequence[RecallItem], ceiling: float) -> list[Contender]:
