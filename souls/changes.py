@@ -50,6 +50,8 @@ class Changes:
     penalties: dict[int, float] = field(default_factory=dict)
     # Somatic markers to set (absolute weights).
     markers: dict[tuple[str, str], float] = field(default_factory=dict)
+    # Labels of marker topics to set: topic -> the word shown for it (every valence).
+    marker_labels: dict[str, str] = field(default_factory=dict)
     # Knowledge gaps to record: (topic, detail).
     gaps: list[tuple[str, str]] = field(default_factory=list)
     # New summary versions.
@@ -68,6 +70,7 @@ class Changes:
             or self.recalled
             or self.penalties
             or self.markers
+            or self.marker_labels
             or self.gaps
             or self.summaries
             or self.state
@@ -107,6 +110,12 @@ async def write_changes(db: aiosqlite.Connection, changes: Changes, now: float) 
             " ON CONFLICT (topic, valence) DO UPDATE SET weight = excluded.weight,"
             " updated = excluded.updated",
             [(topic, valence, w, now) for (topic, valence), w in changes.markers.items()],
+        )
+    if changes.marker_labels:
+        # After the weights: a topic's new rows get their label here too.
+        await db.executemany(
+            "UPDATE markers SET label = ? WHERE topic = ? AND label IS NOT ?",
+            [(label, topic, label) for topic, label in changes.marker_labels.items()],
         )
     if changes.gaps:
         await db.executemany(

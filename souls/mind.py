@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 import structlog
 
 from souls.bm25 import TermStats
@@ -38,7 +37,7 @@ from souls.recall import Citations, HitCache, Recollection, recall
 from souls.reflect import ExtractiveReflector, Reflector
 from souls.reflection import ReflectClock
 from souls.results import DecayResult, HomeostasisResult, ReflectResult
-from souls.somatic import Markers, appraise, gut_feelings
+from souls.somatic import Markers, appraise, gut_feelings, with_person
 from souls.store import NewEvent, Store
 from souls.surprise import WorldModel
 from souls.tokenize import fts_match, query_terms
@@ -121,7 +120,18 @@ class Mind:
         self.clock = ReflectClock.from_state(state)
         self.signal = state.get(_SIGNAL, "")
         self.spark = state.get(_SPARK, "")
-        self.markers = Markers.from_rows(await self._inner.markers())
+        self.markers = Markers.from_rows(await self._inner.markers(), await self._labels())
+
+    async def _labels(self) -> dict[str, str]:
+        """The stored marker labels by topic (every valence's row has the same one;
+        should two differ, the first by valence counts)."""
+        rows = await self._store.db.execute_fetchall(
+            "SELECT topic, label FROM markers WHERE label IS NOT NULL ORDER BY topic, valence"
+        )
+        labels: dict[str, str] = {}
+        for topic, label in rows:
+            labels.setdefault(topic, label)
+        return labels
 
     async def aclose(self) -> None:
         if self._llm is not None:
@@ -141,19 +151,17 @@ class Mind:
         reasons: list[str | None] = []
         triggered = False
         somatic, reflect, surprise = self.config.somatic, self.config.reflect, self.config.surprise
-        observe, markers = self.clock.observe, changes.markers
+        observe, markers, labels = self.clock.observe, changes.markers, changes.marker_labels
         for event, words in zip(events, documents, strict=True):
             reason = observe(event.surprise, reflect, surprise)
             reasons.append(None if triggered else reason)
             triggered = triggered or reason is not None
             appraisal = appraise(event.text, event.salience, somatic, words)
-            if appraisal is not None and event.person is not None:
-                # The feeling is about the person too, whichever account they wrote from.
-                person = event.person.casefold()
-                appraisal = msgspec.structs.replace(appraisal, topics=(*appraisal.topics, person))
             if appraisal is not None:
-                for marker in self.markers.add(appraisal):
+                for marker in self.markers.add(with_person(appraisal, event.person)):
                     markers[(marker.topic, marker.valence)] = marker.weight
+                    if marker.label is not None:
+                        labels[marker.topic] = marker.label
         if events:
             self.last_surprise = events[-1].surprise
         self._recent.extend(event.doc for event in events[-_RECENT_EVENTS:])

@@ -6,8 +6,8 @@
 * ``export`` pages through events and derived state as JSON-ready records; an export's
   ``event`` records import back as events.
 * ``backup`` takes a consistent online copy with SQLite's backup API.
-* ``rebuild`` recomputes the markers from the events and the full-text index from the
-  memories, and reports what differed.
+* ``rebuild`` recomputes the markers (weights and labels) from the events and the
+  full-text index from the memories, and reports what differed.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import msgspec
 
 from souls import neighbours
 from souls.reindex import index_damaged, reindex
-from souls.somatic import Markers, SomaticConfig, appraise
+from souls.somatic import Markers, SomaticConfig, appraise, with_person
 from souls.store import Store
 from souls.tokenize import tokens
 
@@ -45,7 +45,7 @@ EXPORT_TABLES: tuple[tuple[str, str, str, str], ...] = (
         "id",
     ),
     ("edge", "edges", "a, b, weight, updated", "a, b"),
-    ("marker", "markers", "topic, valence, weight, updated", "topic, valence"),
+    ("marker", "markers", "topic, valence, weight, label, updated", "topic, valence"),
     ("gap", "gaps", "id, topic, detail, created", "id"),
     ("summary", "summaries", "id, layer, text, created, observations, reflector, reason", "id"),
     ("task", "due", "key, due, text, line, fired_at", "key"),
@@ -88,7 +88,7 @@ class ForgetResult(msgspec.Struct, frozen=True):
 class RebuildResult(msgspec.Struct, frozen=True):
     markers_before: int
     markers_after: int
-    markers_changed: int
+    markers_changed: int  # markers whose weight or label differed (or that came or went)
     # How the index stood before: visible memories it lacked, rows for none of them,
     # and whether FTS5's own integrity check failed (then the two counts are 0: an
     # index that cannot be read cannot be counted).
@@ -212,8 +212,8 @@ class DataRights:
         """Recompute markers from the events and the full-text index from the visible
         memories (:mod:`souls.reindex`); report what differed before."""
         db = self._store.db
-        rows = await db.execute_fetchall("SELECT topic, valence, weight FROM markers")
-        before = {(topic, valence): weight for topic, valence, weight in rows}
+        rows = await db.execute_fetchall("SELECT topic, valence, weight, label FROM markers")
+        before = {(topic, valence): (weight, label) for topic, valence, weight, label in rows}
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as write:
                 after = await self._recompute_markers(write, now)
@@ -224,26 +224,32 @@ class DataRights:
         changed = sum(
             1
             for key in before.keys() | after.keys()
-            if abs(before.get(key, 0.0) - after.get(key, 0.0)) > 1e-9
+            if key not in before
+            or key not in after
+            or abs(before[key][0] - after[key][0]) > 1e-9
+            or before[key][1] != after[key][1]
         )
         return RebuildResult(len(before), len(after), changed, missing, extra, indexed, damaged)
 
     async def _recompute_markers(
         self, db: aiosqlite.Connection, now: float
-    ) -> dict[tuple[str, str], float]:
-        """Markers are the appraisals of the stored events, added up (decay aside)."""
+    ) -> dict[tuple[str, str], tuple[float, str | None]]:
+        """Markers are the appraisals of the stored events, added up (decay aside), as
+        the mind perceives them (the person's too); labels come from the events in the
+        order they were stored, as they did live. Returns (weight, label) by key."""
         markers = Markers()
-        for text, salience in await db.execute_fetchall("SELECT text, salience FROM events"):
+        events = await db.execute_fetchall("SELECT text, salience, person FROM events ORDER BY id")
+        for text, salience, person in events:
             appraisal = appraise(text, salience, self._somatic, tokens(text))
             if appraisal is not None:
-                markers.add(appraisal)
-        rows = markers.rows()
+                markers.add(with_person(appraisal, person))
+        rows = [(t, v, w, markers.label(t)) for t, v, w in markers.rows()]
         await db.execute("DELETE FROM markers")
         await db.executemany(
-            "INSERT INTO markers (topic, valence, weight, updated) VALUES (?, ?, ?, ?)",
-            [(topic, valence, weight, now) for topic, valence, weight in rows],
+            "INSERT INTO markers (topic, valence, weight, label, updated) VALUES (?, ?, ?, ?, ?)",
+            [(*row, now) for row in rows],
         )
-        return {(topic, valence): weight for topic, valence, weight in rows}
+        return {(topic, valence): (weight, label) for topic, valence, weight, label in rows}
 
 
 async def _index_drift(db: aiosqlite.Connection) -> tuple[int, int]:

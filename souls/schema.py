@@ -330,4 +330,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX events_account ON events (channel, sender);
         """,
     ),
+    (
+        "0011_marker_labels",
+        """
+        -- The word a marker's topic (a stem, "carolin") is shown by: as a person wrote it
+        -- ("Caroline"; the rule is in souls/somatic.py). One per topic, the same in each
+        -- valence's row. NULL in rows stored before labels: the topic is shown instead.
+        ALTER TABLE markers ADD COLUMN label TEXT;
+        """,
+    ),
 )

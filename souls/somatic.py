@@ -5,6 +5,10 @@ are the topics the feeling attaches to, and its salience is the weight. ``Marker
 accumulates those weights per (topic, valence), decays them nightly and prunes the
 faint ones; a turn whose terms touch a topic gets its markers as ``GUT FEELINGS``.
 
+A topic is a stem ("carolin"), which is how it touches a turn; it is *shown* by its
+label, the word a person wrote for it (see ``appraise`` for the rule): "Caroline".
+Interjections and contraction remnants ("wow", "haha", "im", "dont") are never topics.
+
 Invariants a caller may rely on:
 
 - Everything is pure and deterministic: no clock, no I/O; same inputs, same output.
@@ -12,16 +16,19 @@ Invariants a caller may rely on:
   turn exactly when recall would match the word: ``deploys`` and ``deployment`` share
   the topic ``deploy``.
 - A weight is never negative; a marker whose weight falls below ``prune_below`` on
-  decay is gone.
+  decay is gone, and with the last marker of a topic its label.
+- A topic has one label whatever its valence; replaying the same events in the same
+  order gives the same labels.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Literal, get_args
 
 import msgspec
@@ -36,7 +43,9 @@ __all__ = [
     "Valence",
     "appraise",
     "gut_feelings",
+    "is_filler",
     "topic_terms",
+    "with_person",
 ]
 
 Valence = Literal["positive", "negative"]
@@ -44,11 +53,41 @@ _VALENCES: tuple[str, ...] = get_args(Valence)
 
 # Han, kana and Hangul: entries with one of these are matched as substrings (no spaces
 # between words), and their single-character tokens are too vague to be topics.
-_CJK_CHAR = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff]")
+_CJK_RANGES = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff"
+_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
 # A Latin letter, digit or apostrophe: what may not touch an English entry for it to be a
 # whole word (the tokenizer keeps apostrophes inside words too: "x'failed" is one word).
 _WORD_EDGE = "a-z0-9\u00c0-\u024f'"
 _WORDS = re.compile("[a-z0-9\u00c0-\u024f]+")
+
+# Words that are never a topic, however often a feeling comes with them: interjections
+# (a "wow" or a "haha" says how a turn felt, not what it was about) and contraction
+# remnants written without their apostrophe ("im", "dont"; the tokenizer makes the same
+# "im" of "I'm"). Compared as the tokenizer's stems, so "really" is "realli"; drawn-out
+# spellings count too ("awww", "yeahhh", "hmmm": repeated letters collapse) and so does
+# laughter ("hahaha", "hehe", "lolol"). "cool" goes with them although it also stems
+# "cooling": in conversation it is nearly always the interjection. Left out because they
+# are words as well: id, ill, well, wed, shed, hell, lets (stems to "let"), oops ("oop");
+# a contraction that makes one of them is caught where it is written with its
+# apostrophe (_CONTRACTION). Recall's tokens are untouched: this is about topics only.
+_NOT_TOPICS = """
+ah aha alright aw bye cool eh gee geez gosh ha hah haha hehe hello hey hi hm hmm huh
+jeez lmao lol meh mhm nah nope oh ok okay omg ooh ouch phew really rofl ugh uh um umm
+whoa woah wow ya yay yeah yep yes yo yup
+aint arent cant couldnt didnt doesnt dont hadnt hasnt havent hes im isnt ive shes
+shouldnt theyd theyll theyre theyve wasnt werent weve whos wont wouldnt youd youll
+youre youve dunno gonna gotta kinda sorta wanna yall
+""".split()
+_REPEATED = re.compile(r"(.)\1+")
+_LAUGHTER = re.compile(r"a*(?:h+[aeiou]+){2,}h*|(?:l+o+)+l+")
+# A word written as a contraction ("I'll", "we'd", "don't", "let's"): what the tokenizer
+# leaves of it ("ill", "wed") is no topic in that text, even where it is a word elsewhere.
+_CONTRACTION = re.compile(r"(?<![\w'])(?:[^\W_]+'(?:m|re|ve|ll|d|t)|let's)(?![\w'])")
+# A word as written, apostrophes inside it, CJK runs left out (their topics are bigrams,
+# shown as they are): the tokenizer's words, with their case.
+_SURFACE = re.compile(rf"[^\W_{_CJK_RANGES}]+(?:'[^\W_{_CJK_RANGES}]+)*")
+# What ends a sentence: a capital after one of these is grammar, not a name.
+_SENTENCE_END = frozenset(".!?\u2026\n")
 
 
 class SomaticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -114,19 +153,29 @@ class SomaticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
 
 
 class Appraisal(msgspec.Struct, frozen=True, kw_only=True):
-    """How an event felt: its valence, what it was about, and how much it mattered."""
+    """How an event felt: its valence, what it was about, and how much it mattered.
+
+    ``labels``: the word shown for each topic, in the order of ``topics``; empty when
+    unknown."""
 
     valence: Valence
     topics: tuple[str, ...]
     weight: float
+    labels: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.labels and len(self.labels) != len(self.topics):
+            raise ValueError("labels must be empty or one per topic")
 
 
 class Marker(msgspec.Struct, frozen=True):
-    """One (topic, valence) feeling and its accumulated weight."""
+    """One (topic, valence) feeling, its accumulated weight, and its topic's label (the
+    word to show; None when unknown, as for rows stored before labels)."""
 
     topic: str
     valence: Valence
     weight: float
+    label: str | None = None
 
 
 def _normal(text: str) -> str:
@@ -140,15 +189,121 @@ def _is_cjk_unigram(term: str) -> bool:
     return len(term) == 1 and _CJK_CHAR.match(term) is not None
 
 
+@functools.cache
+def _fillers() -> frozenset[str]:
+    stems = {t for word in _NOT_TOPICS for t in tokens(word)}
+    return frozenset(stems | {_REPEATED.sub(r"\1", t) for t in stems})
+
+
+def is_filler(term: str) -> bool:
+    """Whether ``term`` (a token) is an interjection or a contraction remnant: never a
+    topic (see ``_NOT_TOPICS``)."""
+    fillers = _fillers()
+    return (
+        term in fillers
+        or _REPEATED.sub(r"\1", term) in fillers
+        or _LAUGHTER.fullmatch(term) is not None
+    )
+
+
+def _contracted(text: str) -> frozenset[str]:
+    """The tokens of the words ``text`` writes as contractions ("I'll" → ill)."""
+    if "'" not in text and "\u2019" not in text:
+        return frozenset()
+    return frozenset(t for word in _CONTRACTION.findall(_normal(text)) for t in tokens(word))
+
+
 def topic_terms(text: str, words: Sequence[str] | None = None) -> list[str]:
     """The terms of ``text`` a feeling can attach to: ``query_terms`` without single CJK
-    characters, first seen first.
+    characters, interjections and contraction remnants (``is_filler``, and any word the
+    text writes as a contraction), first seen first.
 
     A lone Han character is too vague to carry a feeling (数 would touch every text about
     数据, 数学 or 数字, and particles such as 的 or 了 every Chinese text at all), so CJK
     topics are bigrams: 数据库 gives 数据 and 据库. A one-character word (猫) is lost.
     """
-    return [t for t in query_terms(text, words) if not _is_cjk_unigram(t)]
+    return list(_topic_terms(text, words))
+
+
+def _topic_terms(text: str, words: Sequence[str] | None) -> Iterator[str]:
+    """``topic_terms`` one by one: appraise needs only the first few."""
+    contracted = _contracted(text)
+    for term in query_terms(text, words):
+        if not _is_cjk_unigram(term) and term not in contracted and not is_filler(term):
+            yield term
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    """Whether the word at ``at`` opens a sentence: nothing but spaces, quotes, brackets
+    or symbols (an emoji) since the start of ``text`` or a sentence end."""
+    # Each scan stops at the previous word at the latest: linear in the text overall.
+    for index in range(at - 1, -1, -1):
+        char = text[index]
+        if char in _SENTENCE_END:
+            return True
+        if char.isalnum() or char in ",;:":
+            return False
+    return True
+
+
+def _as_shown(word: str, text: str, at: int) -> str:
+    """``word`` (found at ``at`` in ``text``) as a label: as written when a capital in it
+    is meant (inside the word: "API", "iOS"; or first, mid-sentence: a name), otherwise
+    lowercase; without a possessive 's, which the tokenizer drops too."""
+    if word.endswith(("'s", "'S")):
+        word = word[:-2]
+    rest = word[1:]
+    if rest != rest.lower() or (word[0].isupper() and not _sentence_start(text, at)):
+        return word
+    return word.lower()
+
+
+def _takes_over(label: str, current: str | None) -> bool:
+    """Whether ``label`` replaces a topic's ``current`` label: there is none yet, or it
+    is the same word with a capital where ``current`` was lowercased (a name first met
+    at the start of a sentence)."""
+    if current is None:
+        return True
+    return current == current.lower() and label != current and label.lower() == current
+
+
+def _labels(text: str, topics: Sequence[str], words: Sequence[str] | None) -> tuple[str, ...]:
+    """The label of each of ``topics`` (tokens of ``text``, which are ``words`` when
+    given): its first word in ``text`` as shown (``_as_shown``), or a later one that
+    takes over (``_takes_over``); the topic itself when no single word makes it (CJK
+    bigrams)."""
+    if not topics:
+        return ()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
+    matches = list(_SURFACE.finditer(text))
+    if text.isascii():
+        # The tokenizer's words of ASCII text are exactly these, one token each, in order.
+        stems = list(words) if words is not None else tokens(text)
+    else:
+        stems = [" ".join(tokens(match.group())) for match in matches]  # one token each?
+    if len(stems) != len(matches):  # cannot happen; then no labels rather than wrong ones
+        return tuple(topics)
+    wanted = set(topics)
+    found: dict[str, str] = {}
+    for match, stem in zip(matches, stems, strict=True):
+        if stem in wanted:
+            label = _as_shown(match.group(), text, match.start())
+            if _takes_over(label, found.get(stem)):
+                found[stem] = label
+    return tuple(found.get(topic, topic) for topic in topics)
+
+
+def with_person(appraisal: Appraisal, person: str | None) -> Appraisal:
+    """The appraisal of an event attributed to ``person``: the feeling is about the
+    person too, whichever account they wrote from (topic: the name casefolded; label:
+    the name as given)."""
+    if person is None:
+        return appraisal
+    labels = (*appraisal.labels, person) if appraisal.labels or not appraisal.topics else ()
+    return msgspec.structs.replace(
+        appraisal, topics=(*appraisal.topics, person.casefold()), labels=labels
+    )
 
 
 def _key(text: str) -> str:
@@ -232,10 +387,17 @@ def appraise(
     """The feeling ``text`` carries, or None when it carries none.
 
     The valence with more lexicon hits wins; a tie (including none) is None. Topics are
-    up to ``max_topics_per_event`` content terms of the text in order of first
+    up to ``max_topics_per_event`` terms of ``topic_terms`` in order of first
     appearance, leaving out the valence words and any term that is part of a lexicon
     entry. They may be empty ("thanks!"): such an appraisal adds no marker. The weight
     is the salience (>= 0).
+
+    Each topic's label is its first word in the text, lowercase ("Deploys" opening a
+    sentence: "deploys") unless a capital in it is meant: one inside the word ("API",
+    "iOS"), or a first capital mid-sentence, a name ("thanks, Caroline": "Caroline").
+    A later word in the text that is the same one with a capital mid-sentence takes
+    over from a lowercased label ("Caroline, hi! ... Caroline" gives "Caroline"). A
+    possessive 's is dropped; a CJK topic is its own label.
     """
     if not salience >= 0 or math.isinf(salience):
         raise ValueError("salience must be a finite number >= 0")
@@ -257,16 +419,16 @@ def appraise(
     if hits["positive"] == hits["negative"]:
         return None
     valence: Valence = "positive" if hits["positive"] > hits["negative"] else "negative"
-    topics = [t for t in topic_terms(low, words) if t not in lexicon.terms]
+    topics = (t for t in _topic_terms(low, words) if t not in lexicon.terms)
     if not low.isascii():
         # Cutting the hits out keeps CJK bigrams that straddle them (库崩 in 数据库崩溃)
         # out. (In ASCII text a hit is whole words, all of them in lexicon.terms.)
         pieces.append(low[start:])
         remaining = set(tokens("\n".join(pieces)))
-        topics = [t for t in topics if t in remaining]
-    return Appraisal(
-        valence=valence, topics=tuple(topics[: config.max_topics_per_event]), weight=salience
-    )
+        topics = (t for t in topics if t in remaining)
+    chosen = tuple(itertools.islice(topics, config.max_topics_per_event))
+    labels = _labels(text, chosen, words)
+    return Appraisal(valence=valence, topics=chosen, weight=salience, labels=labels)
 
 
 def _strongest_first(marker: Marker) -> tuple[float, str, str]:
@@ -274,18 +436,24 @@ def _strongest_first(marker: Marker) -> tuple[float, str, str]:
 
 
 class Markers:
-    """A soul's somatic markers in memory: (topic, valence) → weight.
+    """A soul's somatic markers in memory: (topic, valence) → weight, and a label per
+    topic.
 
-    The soul actor loads them with ``from_rows``, persists ``rows()`` (or the markers
-    ``add`` returns), and calls ``decay`` once a night.
+    The soul actor loads them with ``from_rows``, persists ``rows()`` with ``label``
+    (or the markers ``add`` returns), and calls ``decay`` once a night.
     """
 
     def __init__(self) -> None:
         self._weights: dict[tuple[str, Valence], float] = {}
+        # Only topics with a marker have a label; a topic without one shows as itself.
+        self._labels: dict[str, str] = {}
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[str, str, float]]) -> Markers:
-        """Markers from stored ``(topic, valence, weight)`` rows; duplicate keys add up."""
+    def from_rows(
+        cls, rows: Iterable[tuple[str, str, float]], labels: Mapping[str, str] | None = None
+    ) -> Markers:
+        """Markers from stored ``(topic, valence, weight)`` rows (duplicate keys add up)
+        and the stored ``labels`` by topic (those of topics without a row are dropped)."""
         markers = cls()
         for topic, valence, weight in rows:
             if valence not in _VALENCES:
@@ -295,47 +463,66 @@ class Markers:
             checked: Valence = "positive" if valence == "positive" else "negative"
             key = (topic, checked)
             markers._weights[key] = markers._weights.get(key, 0.0) + weight
+        topics = {topic for topic, _ in markers._weights}
+        markers._labels = {t: label for t, label in (labels or {}).items() if t in topics}
         return markers
 
     def rows(self) -> list[tuple[str, Valence, float]]:
         """Every marker as ``(topic, valence, weight)``, sorted by topic then valence."""
         return [(t, v, w) for (t, v), w in sorted(self._weights.items())]
 
+    def label(self, topic: str) -> str | None:
+        """The word shown for ``topic``; None when unknown."""
+        return self._labels.get(topic)
+
     def __len__(self) -> int:
         return len(self._weights)
 
     def add(self, appraisal: Appraisal) -> list[Marker]:
-        """Add the appraisal's weight to each of its topics; return the changed markers."""
+        """Add the appraisal's weight to each of its topics and take its labels (see
+        ``appraise`` for when a label replaces one); return the changed markers, each
+        with its topic's label."""
         changed: list[Marker] = []
-        for topic in dict.fromkeys(appraisal.topics):
+        labels = appraisal.labels or (None,) * len(appraisal.topics)
+        seen: set[str] = set()
+        for topic, label in zip(appraisal.topics, labels, strict=True):
+            if topic in seen:
+                continue
+            seen.add(topic)
+            if label is not None and _takes_over(label, self._labels.get(topic)):
+                self._labels[topic] = label
             key = (topic, appraisal.valence)
             weight = self._weights[key] = self._weights.get(key, 0.0) + appraisal.weight
-            changed.append(Marker(topic, appraisal.valence, weight))
+            changed.append(Marker(topic, appraisal.valence, weight, self._labels.get(topic)))
         return changed
 
     def decay(self, config: SomaticConfig, *, nights: int = 1) -> int:
         """Apply ``nights`` nightly decays (catching up after downtime); return how many
-        markers fell below ``prune_below`` and were dropped."""
+        markers fell below ``prune_below`` and were dropped (a topic's label goes with
+        its last marker)."""
         if nights < 0:
             raise ValueError("nights must be >= 0")
         factor = config.nightly_decay**nights
         kept = {k: w * factor for k, w in self._weights.items() if w * factor >= config.prune_below}
         pruned = len(self._weights) - len(kept)
         self._weights = kept
+        topics = {topic for topic, _ in kept}
+        self._labels = {t: label for t, label in self._labels.items() if t in topics}
         return pruned
+
+    def _marker(self, key: tuple[str, Valence], weight: float) -> Marker:
+        return Marker(key[0], key[1], weight, self._labels.get(key[0]))
 
     def touching(self, terms: Iterable[str]) -> list[Marker]:
         """The markers whose topic is one of ``terms``, strongest first (ties by topic,
         then valence)."""
         wanted = set(terms)
-        found = [Marker(t, v, w) for (t, v), w in self._weights.items() if t in wanted]
+        found = [self._marker(k, w) for k, w in self._weights.items() if k[0] in wanted]
         return sorted(found, key=_strongest_first)
 
     def items(self) -> list[Marker]:
         """Every marker, strongest first (ties by topic, then valence)."""
-        return sorted(
-            (Marker(t, v, w) for (t, v), w in self._weights.items()), key=_strongest_first
-        )
+        return sorted((self._marker(k, w) for k, w in self._weights.items()), key=_strongest_first)
 
     def totals(self) -> tuple[float, float]:
         """The summed weights ``(positive, negative)``, independent of insertion order."""
@@ -351,12 +538,16 @@ _GUT_LEAD = "Felt from past experience, not rules; let these weigh on your judge
 def gut_feelings(markers: Sequence[Marker], config: SomaticConfig) -> str:
     """The body of the ``GUT FEELINGS`` section: a lead line, then up to ``inject_limit``
     markers of weight >= ``min_weight_to_show``, strongest first, as
-    ``- deploy: uneasy (negative, 3.2)``. Empty when none qualifies."""
+    ``- deploy: uneasy (negative, 3.2)`` with the topic's label (the topic itself when
+    it has none). Empty when none qualifies. Filler topics (``is_filler``) stored before
+    they were kept out are never shown."""
     shown = sorted(
-        (m for m in markers if m.weight >= config.min_weight_to_show), key=_strongest_first
+        (m for m in markers if m.weight >= config.min_weight_to_show and not is_filler(m.topic)),
+        key=_strongest_first,
     )
     lines = [
-        f"- {m.topic}: {_FELT[m.valence]} ({m.valence}, {m.weight:.1f})"
+        f"- {' '.join((m.label or m.topic).split())}: {_FELT[m.valence]}"
+        f" ({m.valence}, {m.weight:.1f})"
         for m in shown[: config.inject_limit]
     ]
     return "\n".join([_GUT_LEAD, *lines]) if lines else ""

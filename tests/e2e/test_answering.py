@@ -143,7 +143,7 @@ def test_one_person_from_two_accounts(soupd_home: Home, start_soupd: StartSoupd)
     assert (pets["Mochi"]["state"], pets["Tuanzi"]["state"]) == ("active", "superseded")
     context = daemon.result("context", {"soul": "ada", "query": "how is ann"})
     feelings = next(s["text"] for s in context["sections"] if s["name"] == "gut_feelings")
-    assert "- ann: " in feelings  # the feeling follows the person
+    assert "- Ann: " in feelings  # the feeling follows the person, shown by name
     bad = daemon.call("person.link", {"soul": "ada", "person": "Ann", "identity": "slack"})
     assert "is not CHANNEL:ID" in bad["error"]["message"]
     listed = soupd_home.cli("persons", "ada")

@@ -1,6 +1,7 @@
 """The cognitive loop inside one soul, driven by a fake clock (no sleeping): decay
 tiers, retrieval-induced forgetting, Hebbian edge decay, the weekly layer, gaps that
-survive a restart, outputs, and escalation of the next LLM call."""
+survive a restart, marker labels through restart, decay, forget, rebuild and export,
+outputs, and escalation of the next LLM call."""
 
 from __future__ import annotations
 
@@ -25,9 +26,13 @@ from souls.messages import (
     Confidence,
     Context,
     Decay,
+    Export,
+    Forget,
     Homeostasis,
     Message,
     Observe,
+    PersonLink,
+    Rebuild,
     Recall,
     Reflect,
     Stats,
@@ -35,6 +40,7 @@ from souls.messages import (
 )
 from souls.reflection import ReflectClock, ReflectConfig
 from souls.results import ContextResult, PushResult, SoulStats
+from souls.rights import ForgetResult, RebuildResult
 from souls.soul import Soul
 from souls.surprise import SurpriseConfig, WorldModel
 from souls.tokenize import tokens
@@ -312,3 +318,104 @@ async def test_stats_count_the_cognitive_state(tmp_path: Path) -> None:
     assert stats.gaps == 1
     assert stats.reflects >= 1
     assert stats.last_surprise is not None
+
+
+def gut(context: ContextResult) -> list[str]:
+    """The feeling lines of a context's GUT FEELINGS section."""
+    found = [s.text for s in context.sections if s.name == "gut_feelings"]
+    return [line for text in found for line in text.splitlines() if line.startswith("- ")]
+
+
+LABELLED = "SELECT topic, valence, label FROM markers ORDER BY topic, valence"
+ABOUT_CAROLINE = "how is caroline's deploy going?"
+
+
+async def test_marker_labels_are_words_and_survive_restart_decay_rebuild_and_export(
+    tmp_path: Path,
+) -> None:
+    async with soul(tmp_path) as lab:
+        await lab.push("Caroline, the deploy failed", ref="a")  # opens a sentence: lowered
+        await lab.push("Thanks Caroline, the deployments went great", ref="b")  # a name
+        await lab.push("Wow, I'm so glad the painting worked, haha", ref="c")
+        shown = gut(await lab.ask(Context(ABOUT_CAROLINE)))
+        rows = lab.sql(LABELLED)
+    # The query touches Caroline and the deploy, the latest events the rest.
+    assert shown == [
+        "- Caroline: uneasy (negative, 0.8)",
+        "- deploy: uneasy (negative, 0.8)",
+        "- Caroline: good (positive, 0.5)",
+        "- deploy: good (positive, 0.5)",
+        "- glad: good (positive, 0.5)",
+    ]
+    assert rows == [
+        ("carolin", "negative", "Caroline"),
+        ("carolin", "positive", "Caroline"),
+        ("deploy", "negative", "deploy"),
+        ("deploy", "positive", "deploy"),
+        ("glad", "positive", "glad"),
+        ("paint", "positive", "painting"),
+        ("went", "positive", "went"),
+    ]  # no "wow", "im" or "haha"
+    async with soul(tmp_path) as lab:
+        # No latest events yet after a restart: what the query touches.
+        assert gut(await lab.ask(Context(ABOUT_CAROLINE))) == shown[:4]
+        await lab.ask(Decay(now=T0 + DAY))
+        assert lab.sql(LABELLED) == rows
+        rebuilt = await lab.ask(Rebuild())
+        assert isinstance(rebuilt, RebuildResult)
+        assert (rebuilt.markers_after, rebuilt.markers_changed) == (7, 7)  # decayed weights
+        assert lab.sql(LABELLED) == rows
+        again = await lab.ask(Rebuild())
+        assert again.markers_changed == 0
+        export = await lab.ask(Export())
+        records = [r for r in export["records"] if r["type"] == "marker"]
+        labels = {(r["topic"], r["valence"]): r["label"] for r in records}
+        assert labels == {(t, v): label for t, v, label in rows}
+        assert [line.split(":")[0] for line in gut(await lab.ask(Context(ABOUT_CAROLINE)))] == [
+            "- Caroline",
+            "- deploy",
+            "- Caroline",
+            "- deploy",
+        ]
+
+
+async def test_forget_recomputes_labels_from_the_events_that_remain(tmp_path: Path) -> None:
+    async with soul(tmp_path) as lab:
+        await lab.push("Caroline, the deploy failed", ref="a")
+        await lab.push("Thanks Caroline, the deployments went great", ref="b")
+        forgot = await lab.ask(Forget(ref="b"))
+        assert isinstance(forgot, ForgetResult)
+        assert forgot.markers == 2
+        assert lab.sql(LABELLED) == [
+            ("carolin", "negative", "caroline"),  # only ever met opening a sentence now
+            ("deploy", "negative", "deploy"),
+        ]
+        shown = gut(await lab.ask(Context(ABOUT_CAROLINE)))
+        assert shown[0] == "- caroline: uneasy (negative, 0.8)"
+
+
+async def test_rows_stored_before_labels_show_their_topic_until_fed_again(
+    tmp_path: Path,
+) -> None:
+    async with soul(tmp_path) as lab:
+        await lab.push("Thanks Caroline, the deployments went great")
+    with sqlite3.connect(tmp_path / "soul.db") as db:
+        db.execute("UPDATE markers SET label = NULL")  # as the migration leaves old rows
+    async with soul(tmp_path) as lab:
+        assert gut(await lab.ask(Context(ABOUT_CAROLINE)))[0] == "- carolin: good (positive, 0.5)"
+        await lab.push("a great build by Caroline")
+        assert gut(await lab.ask(Context(ABOUT_CAROLINE)))[0] == "- Caroline: good (positive, 1.0)"
+        assert lab.sql("SELECT label FROM markers WHERE topic = 'deploy'") == [(None,)]
+
+
+async def test_a_person_s_marker_is_labelled_with_their_name_and_rebuilt_alike(
+    tmp_path: Path,
+) -> None:
+    async with soul(tmp_path) as lab:
+        await lab.ask(PersonLink(person="Ann", channel="slack", external="U42"))
+        await lab.push("the vet failed us again", channel="slack", sender="U42")
+        assert lab.sql("SELECT label FROM markers WHERE topic = 'ann'") == [("Ann",)]
+        assert "- Ann: uneasy (negative, 0.8)" in gut(await lab.ask(Context("how is ann?")))
+        rebuilt = await lab.ask(Rebuild())
+        assert isinstance(rebuilt, RebuildResult)
+        assert rebuilt.markers_changed == 0

@@ -15,7 +15,9 @@ from souls.somatic import (
     Valence,
     appraise,
     gut_feelings,
+    is_filler,
     topic_terms,
+    with_person,
 )
 from souls.tokenize import query_terms, tokens
 
@@ -113,7 +115,10 @@ def test_the_longest_entry_wins_where_entries_overlap() -> None:
 def test_topics_are_content_terms_without_the_valence_words() -> None:
     appraisal = feel("The deploy to staging failed: deployment errors again")
     assert appraisal == Appraisal(
-        valence="negative", topics=("deploy", "stage", "again"), weight=0.8
+        valence="negative",
+        topics=("deploy", "stage", "again"),
+        weight=0.8,
+        labels=("deploy", "staging", "again"),
     )
     # No stopwords, no lexicon terms (even inflections not listed: "failing" stems to "fail").
     assert topics("It was failing on the runner, broken") == ("runner",)
@@ -144,7 +149,7 @@ def test_empty_lexicons_feel_nothing() -> None:
     )
     only_bad = SomaticConfig(positive_words=[])
     assert appraise("thanks, the deploy failed", 1.0, only_bad) == Appraisal(
-        valence="negative", topics=("thank", "deploy"), weight=1.0
+        valence="negative", topics=("thank", "deploy"), weight=1.0, labels=("thanks", "deploy")
     )
 
 
@@ -162,6 +167,91 @@ def test_salience_must_be_a_finite_non_negative_number() -> None:
 def test_topic_terms_leave_out_single_cjk_characters() -> None:
     assert topic_terms("数据库 deploys") == ["数据", "据库", "deploy"]
     assert topic_terms("猫") == []
+
+
+def labels(text: str) -> dict[str, str]:
+    appraisal = appraise(text, 0.5, SomaticConfig(max_topics_per_event=9))
+    assert appraisal is not None
+    return dict(zip(appraisal.topics, appraisal.labels, strict=True))
+
+
+def test_labels_are_the_words_as_written() -> None:
+    assert labels("Thanks Caroline, the deployments went great") == {
+        "carolin": "Caroline",  # a name: a capital mid-sentence
+        "deploy": "deployments",
+        "went": "went",
+    }
+    assert labels("The API and iOS builds failed") == {"api": "API", "io": "iOS", "build": "builds"}
+    assert labels("I loved Caroline's talk") == {"carolin": "Caroline", "talk": "talk"}
+    assert labels("O\u2019Brien's build failed") == {"obrien": "O'Brien", "build": "build"}
+
+
+def test_a_capital_opening_a_sentence_is_lowered_until_the_word_shows_as_a_name() -> None:
+    assert labels("Painting failed. Melanie, again") == {
+        "paint": "painting",
+        "melani": "melanie",
+        "again": "again",
+    }
+    # The same word later with a capital mid-sentence takes over; another word does not.
+    assert labels("Melanie, great talk! Thanks Melanie") == {"melani": "Melanie", "talk": "talk"}
+    assert labels("deploys are great, the Deploy button too")["deploy"] == "deploys"
+    # Quotes, brackets and emoji before a word do not hide where a sentence starts.
+    assert labels('Great! \U0001f60a "Painting" with Mel')["paint"] == "painting"
+    assert labels("great \U0001f60a Painting with Mel")["paint"] == "Painting"
+    assert labels("Great.\n  (Painting) with Mel")["paint"] == "painting"
+
+
+def test_cjk_topics_are_their_own_labels() -> None:
+    assert labels("数据库崩溃了") == {"数据": "数据", "据库": "据库"}
+    assert labels(
+        "\uff24\uff45\uff50\uff4c\uff4f\uff59到prod失败"
+    )  # NFKC: "Deploy" == {"deploy": "deploy", "prod": "prod"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Wow, thanks!", ()),
+        ("Haha yeah, that's awesome", ()),
+        ("Awww, thats so sweet, thanks", ("sweet",)),
+        ("I'm so happy, great", ("happi",)),
+        ("Omg lol hey, the deploy failed", ("deploy",)),
+        ("ok cool, okay, great job, hmmm yesss", ()),
+        ("hahaha lolol I've got it, I dont know, great", ("got", "know")),
+        ("I'll be there, you're great", ()),  # "ill" is a contraction here...
+        ("I feel ill, terrible", ("feel", "ill")),  # ...and a word here
+        ("We'd better go, great", ("better", "go")),
+    ],
+)
+def test_interjections_and_contraction_remnants_are_never_topics(
+    text: str, expected: tuple[str, ...]
+) -> None:
+    assert topics(text) == expected
+
+
+def test_is_filler() -> None:
+    for word in ("wow", "Wowww", "cool", "cooool", "haha", "hahaha", "hehe", "lolol", "im", "ive"):
+        assert is_filler(tokens(word)[0]), word
+    for word in ("realli", "yeahhh", "ok", "okay", "dont", "youre", "gonna", "hmmm", "awww"):
+        assert is_filler(tokens(word)[0]), word
+    for word in ("deploy", "ill", "id", "well", "let", "oop", "hue", "hoe", "col", "mel"):
+        assert is_filler(word) is (word == "col"), word  # "col": "cool", drawn in
+
+
+def test_topic_terms_leave_out_fillers() -> None:
+    assert topic_terms("wow, I'm learning the piano lol") == ["learn", "piano"]
+
+
+def test_with_person_adds_the_person_and_their_name_as_label() -> None:
+    felt = feel("the deploy failed")
+    assert felt is not None
+    ann = with_person(felt, "Ann Lee")
+    assert (ann.topics, ann.labels) == (("deploy", "ann lee"), ("deploy", "Ann Lee"))
+    assert with_person(felt, None) is felt
+    bare = Appraisal(valence="negative", topics=(), weight=1.0)
+    assert with_person(bare, "Ann").labels == ("Ann",)
+    with pytest.raises(ValueError, match="labels"):
+        Appraisal(valence="negative", topics=("a", "b"), weight=1.0, labels=("a",))
 
 
 @pytest.mark.parametrize(
@@ -184,7 +274,7 @@ def test_config_validation(kwargs: dict[str, object]) -> None:
 def test_config_decodes_from_toml_shaped_data_and_rejects_unknown_keys() -> None:
     config = msgspec.convert({"positive_words": ["yay"], "inject_limit": 2}, SomaticConfig)
     assert appraise("yay, the build", 0.5, config) == Appraisal(
-        valence="positive", topics=("build",), weight=0.5
+        valence="positive", topics=("build",), weight=0.5, labels=("build",)
     )
     with pytest.raises(msgspec.ValidationError):
         msgspec.convert({"inject_limt": 2}, SomaticConfig)
@@ -216,6 +306,40 @@ def test_a_topic_repeated_in_one_appraisal_counts_once() -> None:
     markers = Markers()
     markers.add(appraisal("negative", "deploy", "deploy"))
     assert markers.rows() == [("deploy", "negative", 1.0)]
+
+
+def test_a_topic_has_one_label_taken_from_the_first_event_that_fed_it() -> None:
+    markers = Markers()
+    first = Appraisal(valence="positive", topics=("melani",), weight=1.0, labels=("melanie",))
+    assert markers.add(first) == [Marker("melani", "positive", 1.0, "melanie")]
+    # The same word with a capital takes over (a name first met opening a sentence)...
+    named = Appraisal(valence="negative", topics=("melani",), weight=1.0, labels=("Melanie",))
+    assert markers.add(named) == [Marker("melani", "negative", 1.0, "Melanie")]
+    # ...and holds: neither another spelling nor a lowercase one replaces it.
+    for other in ("melanies", "melanie", "MELANIE"):
+        markers.add(Appraisal(valence="positive", topics=("melani",), weight=1.0, labels=(other,)))
+    assert [m.label for m in markers.items()] == ["Melanie", "Melanie"]
+    assert markers.label("melani") == "Melanie"
+    # An appraisal without labels leaves the label alone.
+    assert markers.add(appraisal("positive", "melani", "new")) == [
+        Marker("melani", "positive", 5.0, "Melanie"),
+        Marker("new", "positive", 1.0, None),
+    ]
+
+
+def test_labels_round_trip_and_go_with_the_last_marker_of_their_topic() -> None:
+    rows = [("deploy", "negative", 2.0), ("deploy", "positive", 0.05), ("db", "negative", 0.05)]
+    stored = {"deploy": "deploys", "db": "DB", "gone": "orphan"}
+    markers = Markers.from_rows(rows, stored)
+    assert [(m.topic, m.label) for m in markers.items()] == [
+        ("deploy", "deploys"),
+        ("db", "DB"),
+        ("deploy", "deploys"),
+    ]
+    assert markers.label("gone") is None  # a label without a marker is dropped
+    assert markers.decay(CONFIG) == 2
+    assert (markers.label("deploy"), markers.label("db")) == ("deploys", None)
+    assert Markers.from_rows(rows).label("deploy") is None  # rows stored before labels
 
 
 def test_decay_multiplies_and_prunes() -> None:
@@ -317,6 +441,35 @@ def test_gut_feelings_threshold_and_limit() -> None:
     assert gut_feelings(many, SomaticConfig(inject_limit=0)) == ""
 
 
+def test_gut_feelings_show_labels_and_fall_back_to_the_topic() -> None:
+    markers = Markers()
+    for text in ("Thanks Caroline, the deployments went great", "Caroline, the deploy failed"):
+        felt = feel(text, 1.0)
+        assert felt is not None
+        markers.add(felt)
+    shown = gut_feelings(markers.touching(query_terms("how is caroline's deploy?")), CONFIG)
+    assert shown.splitlines()[1:] == [
+        "- Caroline: uneasy (negative, 1.0)",
+        "- Caroline: good (positive, 1.0)",
+        "- deployments: uneasy (negative, 1.0)",
+        "- deployments: good (positive, 1.0)",
+    ]
+    old = [Marker("carolin", "positive", 2.0), Marker("x", "negative", 1.0, "line\nbreak")]
+    assert gut_feelings(old, CONFIG).splitlines()[1:] == [
+        "- carolin: good (positive, 2.0)",
+        "- line break: uneasy (negative, 1.0)",
+    ]
+
+
+def test_filler_markers_stored_before_they_were_kept_out_are_not_shown() -> None:
+    old = [Marker("wow", "positive", 9.0), Marker("im", "positive", 8.0)]
+    assert gut_feelings([*old, Marker("melani", "positive", 1.0, "Melanie")], CONFIG) == (
+        "Felt from past experience, not rules; let these weigh on your judgement:\n"
+        "- Melanie: good (positive, 1.0)"
+    )
+    assert gut_feelings(old, CONFIG) == ""
+
+
 @given(
     st.lists(
         st.tuples(
@@ -340,10 +493,30 @@ def test_decay_never_leaves_a_marker_below_the_pruning_line(
     assert negative >= 0
 
 
-PIECES = [*"ab' \n!?xyz数据库崩溃了", "failed ", "doesn't work ", "thanks ", "not working ", "错误"]
+PIECES = [
+    *"ab' \n!?xyz数据库崩溃了",
+    "Caroline ",
+    "API",
+    ". ",
+    "I'll ",
+    "wow ",
+    "failed ",
+    "doesn't work ",
+    "thanks ",
+    "not working ",
+    "错误",
+]
 
 
 @given(st.lists(st.sampled_from(PIECES), max_size=20).map("".join))
 def test_appraise_with_the_soul_s_tokens_agrees_with_appraise_alone(text: str) -> None:
     config = SomaticConfig()
     assert appraise(text, 0.5, config, tokens(text)) == appraise(text, 0.5, config)
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=20).map("".join))
+def test_a_label_reads_back_as_its_topic(text: str) -> None:
+    appraisal = appraise(text, 0.5, SomaticConfig())
+    if appraisal is not None:
+        for topic, label in zip(appraisal.topics, appraisal.labels, strict=True):
+            assert label == topic or tokens(label) == [topic]
