@@ -30,16 +30,8 @@ from typing import Any
 from _daemon import running_daemon, write_json
 from locomo import Client, Turn, load
 
-# The sections a context shows before its recalled items (souls.context's order).
-_BEFORE_RECALL = (
-    "identity",
-    "summary",
-    "weekly",
-    "gut_feelings",
-    "known_gaps",
-    "due_tasks",
-    "internal_signal",
-)
+from souls.context import BEFORE_RECALL, STABLE
+
 _IDENTITY = "You are Ada, a patient assistant who keeps track of the user's life.\n"
 
 
@@ -79,10 +71,10 @@ async def play(socket: str, soul: str, turns: list[Turn]) -> dict[str, Any]:
                 "context", {"soul": soul, "query": turn.text, "session": turn.session}
             )
             sections = {s["name"]: s["text"] for s in context["sections"]}
-            before = "".join(sections.get(name, "") for name in _BEFORE_RECALL)
+            before = "".join(sections.get(name, "") for name in BEFORE_RECALL)
             stable.append(context["prefix_hash"])
             longer.append(before)
-            stable_chars.append(sum(len(sections.get(n, "")) for n in _BEFORE_RECALL[:3]))
+            stable_chars.append(sum(len(sections.get(n, "")) for n in STABLE))
             longer_chars.append(len(before))
             pushed = await client.call(
                 "event.push",

@@ -20,7 +20,7 @@ import msgspec
 
 from souls.results import ContextResult, RecallItem, Section
 
-__all__ = ["STABLE", "ContextConfig", "assemble", "label"]
+__all__ = ["BEFORE_RECALL", "STABLE", "ContextConfig", "assemble", "label"]
 
 _CUT = "\n[…cut to fit the budget]"
 # Before a memory transcribed from speech: the words may not be what was said.
@@ -77,6 +77,8 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
 # The stable sections, first: they change only at reflect, so the prefix they form
 # stays byte-identical (and the model's prompt cache warm) in between.
 STABLE = ("identity", "summary", "weekly")
+# Every section before the recalled items, in order (then come recalled and spark).
+BEFORE_RECALL = (*STABLE, "gut_feelings", "known_gaps", "due_tasks", "internal_signal")
 _HEADERS = {
     "identity": "IDENTITY",
     "summary": "MEMORY",

@@ -7,7 +7,7 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from souls.context import ContextConfig, assemble
+from souls.context import BEFORE_RECALL, STABLE, ContextConfig, assemble
 from souls.results import RecallItem
 
 CUT = "[…cut to fit the budget]"
@@ -176,6 +176,13 @@ SECTIONS = [
     "recalled",
     "spark",
 ]
+
+
+def test_the_named_orders_match_the_sections() -> None:
+    assert tuple(SECTIONS[: SECTIONS.index("recalled")]) == BEFORE_RECALL
+    assert BEFORE_RECALL[: len(STABLE)] == STABLE
+
+
 mixed_items = st.lists(
     st.builds(
         lambda i, kind, text: RecallItem(i, kind, text, 1.0, "bm25", []),
