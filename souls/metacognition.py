@@ -26,8 +26,8 @@ from typing import Literal
 
 import msgspec
 
-from souls.somatic import topic_terms
 from souls.tokenize import query_terms
+from souls.topics import topic_terms
 
 __all__ = [
     "GAPS_INSTRUCTION",

@@ -17,6 +17,7 @@ from typing import Any
 
 import structlog
 
+from souls.appraisal import appraise, with_person
 from souls.bm25 import TermStats
 from souls.brain import Brain
 from souls.changes import Changes, SummaryVersion
@@ -26,6 +27,7 @@ from souls.homeostasis import check as homeostasis_check
 from souls.inner import InnerStore
 from souls.judge import BuiltinJudge, Judge, LLMJudge
 from souls.llm import ChatClient, LLMReflector
+from souls.markers import Markers, gut_feelings
 from souls.metacognition import (
     Confidence,
     gap_for,
@@ -37,7 +39,6 @@ from souls.recall import Citations, HitCache, Recollection, recall
 from souls.reflect import ExtractiveReflector, Reflector
 from souls.reflection import ReflectClock
 from souls.results import DecayResult, HomeostasisResult, ReflectResult
-from souls.somatic import Markers, appraise, gut_feelings, with_person
 from souls.store import NewEvent, Store
 from souls.surprise import WorldModel
 from souls.tokenize import fts_match, query_terms

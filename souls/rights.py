@@ -22,8 +22,10 @@ import anyio
 import msgspec
 
 from souls import neighbours
+from souls.appraisal import appraise, with_person
+from souls.markers import Markers
 from souls.reindex import index_damaged, reindex
-from souls.somatic import Markers, SomaticConfig, appraise, with_person
+from souls.somatic import SomaticConfig
 from souls.store import Store
 from souls.tokenize import tokens
 

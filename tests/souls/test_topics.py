@@ -1,0 +1,108 @@
+"""Topic choice and labels (souls.topics): which terms a feeling is about, never an
+interjection or a contraction remnant, and the word shown for each."""
+
+from __future__ import annotations
+
+import pytest
+
+import souls.topics
+from souls.appraisal import appraise
+from souls.somatic import SomaticConfig
+from souls.tokenize import tokens
+from souls.topics import is_filler, topic_terms
+
+
+def test_public_surface() -> None:
+    assert sorted(souls.topics.__all__) == [
+        "has_cjk",
+        "is_filler",
+        "iter_topic_terms",
+        "label_takes_over",
+        "normalise",
+        "topic_labels",
+        "topic_terms",
+    ]
+
+
+def topics(text: str) -> tuple[str, ...]:
+    appraisal = appraise(text, 0.5, SomaticConfig())
+    assert appraisal is not None
+    return appraisal.topics
+
+
+def test_topic_terms_leave_out_single_cjk_characters() -> None:
+    assert topic_terms("数据库 deploys") == ["数据", "据库", "deploy"]
+    assert topic_terms("猫") == []
+
+
+def labels(text: str) -> dict[str, str]:
+    appraisal = appraise(text, 0.5, SomaticConfig(max_topics_per_event=9))
+    assert appraisal is not None
+    return dict(zip(appraisal.topics, appraisal.labels, strict=True))
+
+
+def test_labels_are_the_words_as_written() -> None:
+    assert labels("Thanks Caroline, the deployments went great") == {
+        "carolin": "Caroline",  # a name: a capital mid-sentence
+        "deploy": "deployments",
+        "went": "went",
+    }
+    assert labels("The API and iOS builds failed") == {"api": "API", "io": "iOS", "build": "builds"}
+    assert labels("I loved Caroline's talk") == {"carolin": "Caroline", "talk": "talk"}
+    assert labels("O\u2019Brien's build failed") == {"obrien": "O'Brien", "build": "build"}
+
+
+def test_a_capital_opening_a_sentence_is_lowered_until_the_word_shows_as_a_name() -> None:
+    assert labels("Painting failed. Melanie, again") == {
+        "paint": "painting",
+        "melani": "melanie",
+        "again": "again",
+    }
+    # The same word later with a capital mid-sentence takes over; another word does not.
+    assert labels("Melanie, great talk! Thanks Melanie") == {"melani": "Melanie", "talk": "talk"}
+    assert labels("deploys are great, the Deploy button too")["deploy"] == "deploys"
+    # Quotes, brackets and emoji before a word do not hide where a sentence starts.
+    assert labels('Great! \U0001f60a "Painting" with Mel')["paint"] == "painting"
+    assert labels("great \U0001f60a Painting with Mel")["paint"] == "Painting"
+    assert labels("Great.\n  (Painting) with Mel")["paint"] == "painting"
+
+
+def test_cjk_topics_are_their_own_labels() -> None:
+    assert labels("数据库崩溃了") == {"数据": "数据", "据库": "据库"}
+    assert labels(
+        "\uff24\uff45\uff50\uff4c\uff4f\uff59到prod失败"
+    )  # NFKC: "Deploy" == {"deploy": "deploy", "prod": "prod"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Wow, thanks!", ()),
+        ("Haha yeah, that's awesome", ()),
+        ("Awww, thats so sweet, thanks", ("sweet",)),
+        ("I'm so happy, great", ("happi",)),
+        ("Omg lol hey, the deploy failed", ("deploy",)),
+        ("ok cool, okay, great job, hmmm yesss", ()),
+        ("hahaha lolol I've got it, I dont know, great", ("got", "know")),
+        ("I'll be there, you're great", ()),  # "ill" is a contraction here...
+        ("I feel ill, terrible", ("feel", "ill")),  # ...and a word here
+        ("We'd better go, great", ("better", "go")),
+    ],
+)
+def test_interjections_and_contraction_remnants_are_never_topics(
+    text: str, expected: tuple[str, ...]
+) -> None:
+    assert topics(text) == expected
+
+
+def test_is_filler() -> None:
+    for word in ("wow", "Wowww", "cool", "cooool", "haha", "hahaha", "hehe", "lolol", "im", "ive"):
+        assert is_filler(tokens(word)[0]), word
+    for word in ("realli", "yeahhh", "ok", "okay", "dont", "youre", "gonna", "hmmm", "awww"):
+        assert is_filler(tokens(word)[0]), word
+    for word in ("deploy", "ill", "id", "well", "let", "oop", "hue", "hoe", "col", "mel"):
+        assert is_filler(word) is (word == "col"), word  # "col": "cool", drawn in
+
+
+def test_topic_terms_leave_out_fillers() -> None:
+    assert topic_terms("wow, I'm learning the piano lol") == ["learn", "piano"]
