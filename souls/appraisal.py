@@ -2,7 +2,8 @@
 
 ``appraise`` counts the text's lexicon hits (``souls.lexicon``) for a valence, takes
 its first topic terms (``souls.topics``) and their labels, and weighs it by the event's
-salience; ``with_person`` adds the person an event is attributed to. The result feeds
+salience; ``with_person`` adds the person an event is attributed to, keyed like any
+other topic (``souls.topics.person_topic``). The result feeds
 ``souls.markers.Markers.add``.
 
 Invariants a caller may rely on:
@@ -23,7 +24,7 @@ import msgspec
 from souls.lexicon import Lexicon, Valence, build_lexicon, entry_key
 from souls.somatic import SomaticConfig
 from souls.tokenize import tokens
-from souls.topics import iter_topic_terms, normalise, topic_labels
+from souls.topics import iter_topic_terms, normalise, person_topic, topic_labels
 
 __all__ = ["Appraisal", "appraise", "with_person"]
 
@@ -46,14 +47,26 @@ class Appraisal(msgspec.Struct, frozen=True, kw_only=True):
 
 def with_person(appraisal: Appraisal, person: str | None) -> Appraisal:
     """The appraisal of an event attributed to ``person``: the feeling is about the
-    person too, whichever account they wrote from (topic: the name casefolded; label:
-    the name as given)."""
+    person too, whichever account they wrote from.
+
+    The person's topic is ``person_topic(person)``, the stem of their first name, keyed
+    like every other topic so that a turn naming them touches it ("how is Melanie?"
+    touches melani); its label is the name as given ("Melanie", "Ann Lee"). When the
+    text already has that topic (it names the person) the name becomes its label
+    rather than a second topic. Labels stay empty when the appraisal has none."""
     if person is None:
         return appraisal
+    topic = person_topic(person)
+    if topic in appraisal.topics:
+        if not appraisal.labels:
+            return appraisal
+        labels = tuple(
+            person if t == topic else label
+            for t, label in zip(appraisal.topics, appraisal.labels, strict=True)
+        )
+        return msgspec.structs.replace(appraisal, labels=labels)
     labels = (*appraisal.labels, person) if appraisal.labels or not appraisal.topics else ()
-    return msgspec.structs.replace(
-        appraisal, topics=(*appraisal.topics, person.casefold()), labels=labels
-    )
+    return msgspec.structs.replace(appraisal, topics=(*appraisal.topics, topic), labels=labels)
 
 
 # The lexicon of the config in use, found by identity: building the key tuples for the

@@ -10,7 +10,7 @@ Invariants a caller may rely on:
 - Everything is pure and deterministic: no clock, no I/O; same inputs, same output.
 - Topics are terms of the shared tokenizer (``souls.tokenize``), so a topic touches a
   turn exactly when recall would match the word: ``deploys`` and ``deployment`` share
-  the topic ``deploy``.
+  the topic ``deploy``. A person's topic is made the same way (``person_topic``).
 - Recall's tokens are untouched: what is left out here is left out of topics only.
 """
 
@@ -29,6 +29,7 @@ __all__ = [
     "iter_topic_terms",
     "label_takes_over",
     "normalise",
+    "person_topic",
     "topic_labels",
     "topic_terms",
 ]
@@ -130,6 +131,22 @@ def _is_cjk_unigram(term: str) -> bool:
     return len(term) == 1 and _CJK_CHAR.match(term) is not None
 
 
+def person_topic(name: str) -> str:
+    """The topic of a feeling about the person called ``name``: the first of the name's
+    ``topic_terms`` ("Melanie" → melani, "Ann Lee" → ann), so it touches a turn that
+    calls the person by their first name as any other word would; the first token when
+    the name has no topic term (a name such as "Ok"), else the name casefolded.
+
+    One topic per person, not one per word of the name: a person is called by their
+    first name in conversation, and one marker keeps GUT FEELINGS from showing them
+    twice ("Ann Lee" on "ann" and on "lee"). A turn naming only a later word ("Ms
+    Lee") does not touch it.
+    """
+    for term in iter_topic_terms(name):
+        return term
+    return next(iter(tokens(name)), name.casefold())
+
+
 def _sentence_start(text: str, at: int) -> bool:
     """Whether the word at ``at`` opens a sentence: nothing but spaces, quotes, brackets
     or symbols (an emoji) since the start of ``text`` or a sentence end."""
@@ -156,12 +173,15 @@ def _as_shown(word: str, text: str, at: int) -> str:
 
 
 def label_takes_over(label: str, current: str | None) -> bool:
-    """Whether ``label`` replaces a topic's ``current`` label: there is none yet, or it
-    is the same word with a capital where ``current`` was lowercased (a name first met
-    at the start of a sentence)."""
+    """Whether ``label`` replaces a topic's ``current`` label: there is none yet, or
+    ``current`` is lowercase and ``label`` is the same word with a capital (a name first
+    met at the start of a sentence) or a name whose first word that is ("Ann Lee" over
+    "ann")."""
     if current is None:
         return True
-    return current == current.lower() and label != current and label.lower() == current
+    low = label.lower()
+    named = low == current or low.split()[:1] == [current]
+    return current == current.lower() and label != current and named
 
 
 def topic_labels(

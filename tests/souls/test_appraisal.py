@@ -13,7 +13,7 @@ import souls.appraisal
 from souls.appraisal import Appraisal, appraise, with_person
 from souls.markers import Markers
 from souls.somatic import SomaticConfig
-from souls.tokenize import tokens
+from souls.tokenize import query_terms, tokens
 
 CONFIG = SomaticConfig()
 
@@ -162,16 +162,43 @@ def test_salience_must_be_a_finite_non_negative_number() -> None:
             feel("error", bad)
 
 
-def test_with_person_adds_the_person_and_their_name_as_label() -> None:
+def test_with_person_adds_the_person_keyed_like_any_topic_and_their_name_as_label() -> None:
     felt = feel("the deploy failed")
     assert felt is not None
     ann = with_person(felt, "Ann Lee")
-    assert (ann.topics, ann.labels) == (("deploy", "ann lee"), ("deploy", "Ann Lee"))
+    assert (ann.topics, ann.labels) == (("deploy", "ann"), ("deploy", "Ann Lee"))
+    melanie = with_person(felt, "Melanie")
+    assert (melanie.topics, melanie.labels) == (("deploy", "melani"), ("deploy", "Melanie"))
     assert with_person(felt, None) is felt
     bare = Appraisal(valence="negative", topics=(), weight=1.0)
     assert with_person(bare, "Ann").labels == ("Ann",)
     with pytest.raises(ValueError, match="labels"):
         Appraisal(valence="negative", topics=("a", "b"), weight=1.0, labels=("a",))
+
+
+def test_a_person_the_text_names_is_one_topic_labelled_with_their_name() -> None:
+    felt = feel("Melanie, the deploy failed")
+    assert felt is not None
+    assert (felt.topics, felt.labels) == (("melani", "deploy"), ("melanie", "deploy"))
+    named = with_person(felt, "Melanie")
+    assert (named.topics, named.labels) == (("melani", "deploy"), ("Melanie", "deploy"))
+    unlabelled = Appraisal(valence="negative", topics=("melani",), weight=1.0)
+    assert with_person(unlabelled, "Melanie") is unlabelled
+
+
+def test_the_person_s_marker_touches_a_turn_that_names_them() -> None:
+    markers = Markers()
+    for person in ("Melanie", "Ann Lee", "王小明"):
+        felt = feel("the vet failed us")
+        assert felt is not None
+        markers.add(with_person(felt, person))
+    for query, label in (
+        ("how is Melanie?", "Melanie"),
+        ("how's Ann doing?", "Ann Lee"),
+        ("and Ann Lee?", "Ann Lee"),
+        ("王小明怎么样", "王小明"),
+    ):
+        assert [m.label for m in markers.touching(query_terms(query))] == [label], query
 
 
 PIECES = [

@@ -419,3 +419,33 @@ async def test_a_person_s_marker_is_labelled_with_their_name_and_rebuilt_alike(
         rebuilt = await lab.ask(Rebuild())
         assert isinstance(rebuilt, RebuildResult)
         assert rebuilt.markers_changed == 0
+
+
+@pytest.mark.parametrize(
+    ("person", "query", "topic"),
+    [
+        ("Melanie", "how is Melanie?", "melani"),  # the stem is not the lowercase name
+        ("Ann Lee", "how is Ann doing?", "ann"),  # a two-word name: its first word
+        ("Ann Lee", "and Ann Lee?", "ann"),
+    ],
+)
+async def test_a_linked_person_s_feeling_shows_when_a_query_names_them(
+    tmp_path: Path, person: str, query: str, topic: str
+) -> None:
+    feeling = f"- {person}: uneasy (negative, 0.8)"
+    person_rows = f"SELECT valence, label FROM markers WHERE topic = '{topic}'"
+    async with soul(tmp_path) as lab:
+        await lab.ask(PersonLink(person=person, channel="slack", external="U7"))
+        await lab.push("the vet failed us again", channel="slack", sender="U7")
+        await lab.push("the build failed", ref="b")
+        assert feeling in gut(await lab.ask(Context(query)))
+        assert lab.sql(person_rows) == [("negative", person)]
+    async with soul(tmp_path) as lab:  # no latest events: only the query touches
+        assert gut(await lab.ask(Context(query))) == [feeling]
+        rebuilt = await lab.ask(Rebuild())
+        assert isinstance(rebuilt, RebuildResult)
+        assert rebuilt.markers_changed == 0
+        forgot = await lab.ask(Forget(ref="b"))
+        assert isinstance(forgot, ForgetResult)
+        assert lab.sql(person_rows) == [("negative", person)]
+        assert gut(await lab.ask(Context(query))) == [feeling]

@@ -9,7 +9,7 @@ import souls.topics
 from souls.appraisal import appraise
 from souls.somatic import SomaticConfig
 from souls.tokenize import tokens
-from souls.topics import is_filler, topic_terms
+from souls.topics import is_filler, label_takes_over, person_topic, topic_terms
 
 
 def test_public_surface() -> None:
@@ -19,6 +19,7 @@ def test_public_surface() -> None:
         "iter_topic_terms",
         "label_takes_over",
         "normalise",
+        "person_topic",
         "topic_labels",
         "topic_terms",
     ]
@@ -106,3 +107,33 @@ def test_is_filler() -> None:
 
 def test_topic_terms_leave_out_fillers() -> None:
     assert topic_terms("wow, I'm learning the piano lol") == ["learn", "piano"]
+
+
+@pytest.mark.parametrize(
+    ("name", "topic"),
+    [
+        ("Melanie", "melani"),  # the stem, as a query naming her has it
+        ("Ann", "ann"),
+        ("Ann Lee", "ann"),  # the first name only
+        ("  O\u2019Brien  ", "obrien"),
+        ("The Rock", "rock"),  # the first content word
+        ("Will", "will"),  # a stopword only: still a term
+        ("王小明", "王小"),  # CJK: the first bigram
+        ("明", "明"),  # no topic term: the first token
+        ("Ok", "ok"),  # a filler: the first token
+        ("\U0001f60a", "\U0001f60a"),  # no token: the name casefolded
+    ],
+)
+def test_a_person_s_topic_is_the_stem_of_their_first_name(name: str, topic: str) -> None:
+    assert person_topic(name) == topic
+
+
+def test_a_label_takes_over_a_lowercased_one_of_the_same_word_or_first_name() -> None:
+    assert label_takes_over("deploys", None)
+    assert label_takes_over("Melanie", "melanie")
+    assert label_takes_over("Ann Lee", "ann")
+    assert label_takes_over("ann lee", "ann")
+    assert not label_takes_over("Ann Lee", "Ann")  # a name shown already holds
+    assert not label_takes_over("Lee Ann", "ann")
+    assert not label_takes_over("melanies", "melanie")
+    assert not label_takes_over("melanie", "melanie")
