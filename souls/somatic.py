@@ -45,6 +45,7 @@ class SomaticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
             *("wrong", "bad", "worse", "worst", "terrible", "awful", "horrible", "useless"),
             *("frustrated", "frustrating", "annoyed", "annoying", "disappointed"),
             *("disappointing", "hate", "hated", "not good", "not great", "no good"),
+            *("sad", "unhappy", "upset", "not happy"),
             *("doesn't work", "does not work", "didn't work", "did not work", "won't work"),
             *("not working", "isn't working", "stopped working", "no longer works"),
             *("错误", "失败", "拒绝", "不行", "糟糕", "崩溃", "故障", "报错", "出错", "异常"),
@@ -61,6 +62,7 @@ class SomaticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
             *("great", "excellent", "awesome", "perfect", "perfectly", "wonderful"),
             *("fantastic", "amazing", "brilliant", "impressive", "helpful", "nice"),
             *("love", "loved", "good job", "good work", "well done", "looks good"),
+            *("glad", "happy", "pleased"),
             *("谢谢", "感谢", "多谢", "成功", "很好", "真好", "太好了", "好极了", "棒"),
             *("完美", "优秀", "厉害", "满意", "不错", "修好", "解决了", "搞定", "给力"),
         ]

@@ -96,6 +96,25 @@ def test_no_valence(text: str) -> None:
     assert feel(text) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "feeling", "about"),
+    [
+        ("So glad the painting worked out", "positive", ("paint", "out")),
+        ("I'm happy with the new logo", "positive", ("new", "logo")),
+        ("Mel was pleased with the trip", "positive", ("mel", "trip")),
+        ("sad news about the move", "negative", ("news", "move")),
+        ("I'm not happy with the logo", "negative", ("logo",)),
+        ("unhappy with the trip, upset about the price", "negative", ("trip", "price")),
+    ],
+)
+def test_feeling_words_are_a_valence_not_a_topic(
+    text: str, feeling: str, about: tuple[str, ...]
+) -> None:
+    appraisal = feel(text)
+    assert appraisal is not None
+    assert (appraisal.valence, appraisal.topics) == (feeling, about)
+
+
 def test_the_valence_with_more_hits_wins_and_a_tie_is_none() -> None:
     assert valence("great, but error after error") == "negative"
     assert valence("one error, thanks, great work") == "positive"

@@ -81,7 +81,7 @@ def test_cjk_topics_are_their_own_labels() -> None:
         ("Wow, thanks!", ()),
         ("Haha yeah, that's awesome", ()),
         ("Awww, thats so sweet, thanks", ("sweet",)),
-        ("I'm so happy, great", ("happi",)),
+        ("I'm so proud, great", ("proud",)),
         ("Omg lol hey, the deploy failed", ("deploy",)),
         ("ok cool, okay, great job, hmmm yesss", ()),
         ("hahaha lolol I've got it, I dont know, great", ("got", "know")),
