@@ -334,7 +334,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "0011_marker_labels",
         """
         -- The word a marker's topic (a stem, "carolin") is shown by: as a person wrote it
-        -- ("Caroline"; the rule is in souls/somatic.py). One per topic, the same in each
+        -- ("Caroline"; the rule is in souls/topics.py). One per topic, the same in each
         -- valence's row. NULL in rows stored before labels: the topic is shown instead.
         ALTER TABLE markers ADD COLUMN label TEXT;
         """,
