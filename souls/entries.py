@@ -8,21 +8,36 @@ update that supersedes one (never injected again), a correction (the same, and w
 corrects the soul's own extraction the AI-side fidelity drops), a retraction. Each write
 is one transaction. Rows are never rewritten but to close them (state, valid_to,
 recorded_to): a change is a new row plus a closed old one.
+
+The entries in force (active and deferred) are also kept in memory, the active ones
+indexed for context assembly, which reads them on every agent turn: see
+:class:`InForce` for how the view is kept equal to the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 
 import anyio
 import msgspec
 
+from souls.assembly import Entry, EntryIndex, terms
 from souls.claims import SLOTS, Candidate, ClaimRow, ClaimUpdate, Confidence, merge, related_slots
 from souls.hygiene import HygieneGate
 from souls.messages import ClaimAdd
 from souls.store import Store
 
-__all__ = ["CLAIM_COLUMNS", "FIDELITY", "QUESTION_COLUMNS", "Claim", "Entries", "Question"]
+__all__ = [
+    "CLAIM_COLUMNS",
+    "COMMITMENTS",
+    "FIDELITY",
+    "QUESTION_COLUMNS",
+    "Claim",
+    "Entries",
+    "InForce",
+    "Question",
+]
 
 FIDELITY = "fidelity_ai"  # its soul_state key
 CLAIM_COLUMNS = (
@@ -30,6 +45,9 @@ CLAIM_COLUMNS = (
     " valid_from, valid_to, recorded_from, recorded_to, due, replaces"
 )
 QUESTION_COLUMNS = "id, event_id, asker, session, text, asked, state, resolved, answer"
+# Slots whose active claims are open obligations (unresolved pressure).
+COMMITMENTS = frozenset({"commitment", "plan"})
+_IN_FORCE = ("active", "deferred")
 
 
 class Claim(msgspec.Struct, frozen=True):
@@ -75,12 +93,89 @@ class Question(msgspec.Struct, frozen=True):
     answer: int | None
 
 
+class InForce:
+    """The entries in force (active and deferred) by id, and the active ones as a
+    context brings them up, indexed (:class:`souls.assembly.EntryIndex`).
+
+    Invariant: while ``fresh``, ``claims`` is what the claims table holds in force. A
+    writer of claims calls :meth:`writing` before it writes (the view is stale from
+    then on: a write that fails half-way leaves it so) and :meth:`apply` once its
+    transaction committed, with what it wrote; one that cannot say what it wrote (a
+    forget, a person link) leaves the view stale. :meth:`Entries.current` reloads a
+    stale view before anyone reads it.
+    """
+
+    def __init__(self) -> None:
+        self.claims: dict[int, Claim] = {}
+        self.index = EntryIndex()
+        self.fresh = False
+
+    def reset(self, claims: Iterable[Claim]) -> None:
+        """Hold ``claims``: those in force, as the table has them."""
+        self.claims = {c.id: c for c in claims if c.state in _IN_FORCE}
+        self.index = EntryIndex([_entry(c) for c in self.claims.values() if c.state == "active"])
+        self.fresh = True
+
+    def writing(self) -> bool:
+        """A write to the claims table begins; returns whether the view was fresh (what
+        :meth:`apply` restores)."""
+        fresh, self.fresh = self.fresh, False
+        return fresh
+
+    def apply(
+        self, inserted: Iterable[Claim], updates: Iterable[ClaimUpdate], *, fresh: bool
+    ) -> None:
+        """The write :meth:`writing` announced committed: ``inserted`` rows as stored,
+        then ``updates`` applied as the table applies them. The view is ``fresh`` again
+        unless an update names a row it does not hold."""
+        for claim in inserted:
+            self._put(claim)
+        for update in updates:
+            held = self.claims.get(update.id)
+            if held is None:
+                fresh = False  # a row out of force changed: only the table knows it now
+                continue
+            self._put(
+                msgspec.structs.replace(
+                    held,
+                    state=update.state,
+                    valid_to=held.valid_to if update.valid_to is None else update.valid_to,
+                    recorded_to=(
+                        held.recorded_to if update.recorded_to is None else update.recorded_to
+                    ),
+                )
+            )
+        self.fresh = fresh
+
+    def _put(self, claim: Claim) -> None:
+        if claim.state in _IN_FORCE:
+            self.claims[claim.id] = claim
+        else:
+            self.claims.pop(claim.id, None)
+        if claim.state == "active":
+            self.index.add(_entry(claim))
+        else:
+            self.index.discard(claim.id)
+
+
+def _entry(claim: Claim) -> Entry:
+    """``claim`` as a context brings it up: an open obligation counts from when it was
+    made, anything else from when it was recorded."""
+    text, user = claim.text, claim.source == "user"
+    held = tuple(map(sys.intern, terms(text)))  # one string per term, however many hold it
+    if claim.slot in COMMITMENTS:
+        shown = f"(open {claim.slot}) {text}"
+        return Entry(claim.id, "commitment", shown, held, claim.valid_from, user)
+    return Entry(claim.id, "claim", text, held, claim.recorded_from, user)
+
+
 class Entries:
     def __init__(self, store: Store, hygiene: HygieneGate, penalty: float) -> None:
         self._store = store
         self._hygiene = hygiene
         self._penalty = penalty
         self.fidelity_ai = 1.0
+        self.view = InForce()
 
     async def load(self) -> None:
         rows = list(
@@ -89,6 +184,22 @@ class Entries:
             )
         )
         self.fidelity_ai = float(rows[0][0]) if rows else 1.0
+        await self.reload()
+
+    async def reload(self) -> None:
+        """Read the entries in force from the table again."""
+        self.view.reset(await self.claims())
+
+    async def current(self) -> InForce:
+        """The entries in force, reloaded first when the view is stale."""
+        if not self.view.fresh:
+            await self.reload()
+        return self.view
+
+    def invalidate(self) -> None:
+        """Claims are about to change in ways only the table will know (a forget, a
+        person link): the view is reloaded before it is read again."""
+        self.view.fresh = False
 
     async def claims(self, *, every: bool = False, ids: Sequence[int] = ()) -> list[Claim]:
         """Active and deferred entries (``every``: all of them, closed ones too), or the
@@ -234,6 +345,7 @@ class Entries:
         """One transaction: insert ``claim``, apply ``updates``, store the fidelity when
         asked."""
         stored = None
+        fresh = self.view.writing()
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as db:
                 if claim is not None:
@@ -255,6 +367,7 @@ class Entries:
                         " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         (FIDELITY, repr(self.fidelity_ai)),
                     )
+        self.view.apply([] if stored is None else [stored], updates, fresh=fresh)
         return stored
 
 

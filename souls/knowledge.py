@@ -13,8 +13,11 @@ Storage and bookkeeping around the pure modules :mod:`souls.claims`,
   corrections and retractions go through :attr:`Knowledge.entries`
   (:mod:`souls.entries`).
 
-Only the soul actor calls this (one writer). Open goals and pending questions are kept
-in memory (both are small), everything else is read when needed.
+Only the soul actor calls this (one writer). Open goals, pending questions and the
+entries in force are kept in memory (:class:`souls.entries.InForce`), everything else is
+read when needed. A context makes contenders only of the entries that can rank among
+the items it keeps (:func:`souls.assembly.shortlist`), so its cost hardly grows with
+the number of entries.
 """
 
 from __future__ import annotations
@@ -31,15 +34,17 @@ from souls.assembly import (
     AssemblyLog,
     Contender,
     LoggedItem,
-    claim_candidate,
+    entry_candidate,
     goal_candidates,
     lexical,
     open_candidate,
+    shortlist,
 )
 from souls.claims import ClaimRow, ClaimUpdate, extract_rules, gate, merge, related_slots
-from souls.entries import CLAIM_COLUMNS, QUESTION_COLUMNS, Entries
+from souls.entries import CLAIM_COLUMNS, QUESTION_COLUMNS, Claim, Entries
 from souls.goals import Goal, GoalChange, GoalNote, GoalUpdate, activated, activation, apply
 from souls.hygiene import HygieneGate
+from souls.potential import PotentialConfig
 from souls.questions import ASKING_KINDS, PendingQuestion, is_question, settle
 from souls.store import NewEvent, Store
 from souls.tasks import Task
@@ -50,8 +55,6 @@ __all__ = ["Knowledge", "KnowledgeConfig", "Plan"]
 DAY = 86_400.0
 # The pending questions kept in memory to settle; older ones stay pending.
 _PENDING = 200
-# Slots whose active claims are open obligations (unresolved pressure).
-_COMMITMENTS = frozenset({"commitment", "plan"})
 
 
 class KnowledgeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -97,24 +100,29 @@ class Plan:
     updates: list[ClaimUpdate] = field(default_factory=list)
     questions: list[tuple[int, PendingQuestion, float]] = field(default_factory=list)
     settled: list[tuple[int, str, int]] = field(default_factory=list)  # id, state, offset
+    # Whether the entries in force were fresh when the plan was made (None: not made
+    # by Knowledge.perceive), and the claims as written (None: not written).
+    fresh: bool | None = None
+    written: list[Claim] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.claims or self.updates or self.questions or self.settled)
 
     async def write(self, db: aiosqlite.Connection, event_ids: Sequence[int], now: float) -> None:
         """Write the plan; the caller holds the transaction that appends the events."""
+        self.written = [
+            Claim(
+                c.row.id, "fact", c.row.subject, c.row.slot, c.row.value, c.row.quote,
+                event_ids[c.offset], c.row.source, c.row.confidence, c.row.state,
+                c.row.valid_from, c.row.valid_to, c.row.recorded_from, c.row.recorded_to,
+                c.row.due, None,
+            )
+            for c in self.claims
+        ]  # fmt: skip
         await db.executemany(
             f"INSERT INTO claims ({CLAIM_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [
-                (
-                    c.row.id, "fact", c.row.subject, c.row.slot, c.row.value, c.row.quote,
-                    event_ids[c.offset], c.row.source, c.row.confidence, c.row.state,
-                    c.row.valid_from, c.row.valid_to, c.row.recorded_from, c.row.recorded_to,
-                    c.row.due, None,
-                )
-                for c in self.claims
-            ],
-        )  # fmt: skip
+            [msgspec.structs.astuple(claim) for claim in self.written],
+        )
         await db.executemany(
             "UPDATE claims SET state = ?, valid_to = coalesce(?, valid_to),"
             " recorded_to = coalesce(?, recorded_to) WHERE id = ?",
@@ -135,10 +143,23 @@ class Plan:
 
 
 class Knowledge:
-    def __init__(self, store: Store, config: KnowledgeConfig, hygiene: HygieneGate) -> None:
+    def __init__(
+        self,
+        store: Store,
+        config: KnowledgeConfig,
+        hygiene: HygieneGate,
+        *,
+        potential: PotentialConfig | None = None,
+        recall_k: int | None = None,
+    ) -> None:
+        """``potential`` and ``recall_k``: how contexts rank their contenders and how
+        many they keep (``[potential]``, ``[context] recall_k``); with both, only the
+        entries that can be among those kept become contenders, otherwise every active
+        one does."""
         self._store = store
         self.config = config
         self.entries = Entries(store, hygiene, config.correction_penalty)
+        self._ranking = None if potential is None or recall_k is None else (potential, recall_k)
         self.goals: dict[int, Goal] = {}
         self.pending: list[PendingQuestion] = []
         self._next_question = 1
@@ -164,8 +185,11 @@ class Knowledge:
     # -- ingest ---------------------------------------------------------------
 
     async def perceive(self, events: Sequence[NewEvent]) -> Plan:
-        """The claims and questions of ``events`` (about to be appended, in order)."""
-        plan = Plan()
+        """The claims and questions of ``events`` (about to be appended, in order).
+
+        Until :meth:`committed` takes the plan back, the entries in force count as
+        stale: should the write fail, they are read again from the table."""
+        plan = Plan(fresh=self.entries.view.writing())
         working: dict[tuple[str, tuple[str, ...]], list[ClaimRow]] = {}
         pending = list(self.pending)
         # Claim ids are read when needed: stated entries take theirs from the table too.
@@ -223,6 +247,11 @@ class Knowledge:
 
     def committed(self, plan: Plan) -> None:
         """``plan`` was written: bring the in-memory view up to date."""
+        if plan.fresh is not None:
+            written = plan.written is not None
+            self.entries.view.apply(
+                plan.written or [], plan.updates if written else [], fresh=plan.fresh
+            )
         if plan.questions:
             self._next_question = max(q.id for _, q, _ in plan.questions) + 1
         settled = {qid for qid, _, _ in plan.settled}
@@ -277,39 +306,18 @@ class Knowledge:
 
     async def candidates(self, query: str, now: float, overdue: Sequence[Task]) -> list[Contender]:
         """Everything of the soul's knowledge that may join a context for ``query``:
-        active entries, open commitments and plans, unanswered questions, ``overdue``
+        active entries, open commitments and plans (those that can rank among the items
+        a context keeps, when the ranking was given), unanswered questions, ``overdue``
         tasks, and goals (activated ones with a query; every open goal without one)."""
         words = frozenset(query_terms(query)) if query.strip() else frozenset()
-        found: list[Contender] = []
-        for claim in await self.entries.claims():
-            if claim.state != "active":
-                continue  # deferred: never injected
-            # What the soul extracted weighs by its fidelity; what the user said does not.
-            fidelity = self.entries.fidelity_ai if claim.source != "user" else 1.0
-            r = lexical(words, claim.text)
-            if claim.slot in _COMMITMENTS:
-                found.append(
-                    open_candidate(
-                        "commitment",
-                        claim.id,
-                        f"(open {claim.slot}) {claim.text}",
-                        r,
-                        opened=claim.valid_from,
-                        now=now,
-                        fidelity_ai=fidelity,
-                    )
-                )
-            else:
-                found.append(
-                    claim_candidate(
-                        claim.id,
-                        claim.text,
-                        r,
-                        since=claim.recorded_from,
-                        now=now,
-                        fidelity_ai=fidelity,
-                    )
-                )
+        index = (await self.entries.current()).index
+        fidelity_ai = self.entries.fidelity_ai
+        if self._ranking is None:
+            entries = index.entries()
+        else:
+            potential, limit = self._ranking
+            entries = shortlist(index, words, now, potential, limit, fidelity_ai)
+        found = [entry_candidate(entry, words, now, fidelity_ai) for entry in entries]
         for question in await self.entries.questions(state="unanswered"):
             who = f"{question.asker} asked" if question.asker else "asked"
             found.append(

@@ -37,6 +37,7 @@ __all__ = [
     "Ranking",
     "Scored",
     "faith",
+    "kind_order",
     "normalise",
     "phi",
     "rank",
@@ -117,6 +118,11 @@ class Ranking(msgspec.Struct, frozen=True, kw_only=True):
     mode: Mode
     best_r: float
     items: list[RankedItem]
+
+
+def kind_order(kind: str) -> int:
+    """Where ``kind`` goes among items of equal score (obligations first)."""
+    return _KIND_ORDER[kind]
 
 
 def normalise(scores: Sequence[float], ceiling: float | None = None) -> list[float]:

@@ -182,7 +182,11 @@ class Soul:
         cards = self._cards = CardStore(store, self._brain.root / "cards")
         persons = self._persons = Persons(store)
         knowledge = self._knowledge = Knowledge(
-            store, self.config.knowledge, HygieneGate(self.config.hygiene)
+            store,
+            self.config.knowledge,
+            HygieneGate(self.config.hygiene),
+            potential=self.config.potential,
+            recall_k=self.config.context.recall_k,  # what Recollection.context keeps
         )
         self._ingest = Ingest(
             self.config,
@@ -467,12 +471,15 @@ class Soul:
                             else f"soul {self.name!r} has assembled no context yet"
                         )
                 case PersonLink(person=person, channel=channel, external=external):
+                    entries = self._require_knowledge().entries
+                    entries.invalidate()  # the account's claims change subject
                     try:
                         result = await self._require_persons().link(
                             person, channel, external, self._clock.now()
                         )
                     except ValueError as exc:
                         raise InvalidParams(str(exc)) from None
+                    await entries.reload()
                 case PersonsMessage():
                     result = {"persons": await self._require_persons().all()}
                 case MemoryMap(budget=budget):
@@ -580,6 +587,7 @@ class Soul:
         self, ref: str | None, match: str | None, before: float | None, everything: bool
     ) -> ForgetResult:
         await self._commit_changes()
+        self._require_knowledge().entries.invalidate()  # claims go with their events
         rights = self._rights()
         ids = await rights.matching_events(
             ref=ref, match=match, before=before, everything=everything

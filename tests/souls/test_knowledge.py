@@ -72,6 +72,9 @@ async def test_a_rename_inside_one_batch_settles_inside_it(tmp_path: Path) -> No
         await ingest(store, knowledge, [event("My cat is Tuanzi.", ts=NOW - 10 * DAY)])
         live = [c.value for c in await knowledge.entries.claims() if c.slot == "pet_name"]
         assert live == ["Mochi"]
+        assert knowledge.entries.view.fresh
+        in_force = sorted(knowledge.entries.view.claims.values(), key=lambda c: c.id)
+        assert in_force == await knowledge.entries.claims()
 
 
 async def test_questions_are_settled_by_the_next_reply_and_survive_a_reload(
@@ -115,3 +118,10 @@ async def test_claims_roll_back_with_their_events(tmp_path: Path) -> None:
         with pytest.raises(sqlite3.IntegrityError):
             await store.append([clash], None, NOW, plan.write)
         assert await knowledge.entries.claims(every=True) == []  # gone with the event
+        # The view in memory never took the claim: stale since the plan was made, it is
+        # read again before use.
+        assert not knowledge.entries.view.fresh
+        assert (await knowledge.entries.current()).claims == {}
+        await ingest(store, knowledge, [event("My name is Ann.")])
+        assert knowledge.entries.view.fresh
+        assert list(knowledge.entries.view.claims.values()) == await knowledge.entries.claims()

@@ -34,6 +34,7 @@ def test_public_surface() -> None:
         "Ranking",
         "Scored",
         "faith",
+        "kind_order",
         "normalise",
         "phi",
         "rank",
