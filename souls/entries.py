@@ -22,10 +22,11 @@ from collections.abc import Iterable, Sequence
 import anyio
 import msgspec
 
-from souls.assembly import Entry, EntryIndex, terms
+from souls.assembly import terms
 from souls.claims import SLOTS, Candidate, ClaimRow, ClaimUpdate, Confidence, merge, related_slots
 from souls.hygiene import HygieneGate
 from souls.messages import ClaimAdd
+from souls.shortlist import Entry, EntryIndex
 from souls.store import Store
 
 __all__ = [

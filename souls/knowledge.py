@@ -34,11 +34,9 @@ from souls.assembly import (
     AssemblyLog,
     Contender,
     LoggedItem,
-    entry_candidate,
     goal_candidates,
     lexical,
     open_candidate,
-    shortlist,
 )
 from souls.claims import ClaimRow, ClaimUpdate, extract_rules, gate, merge, related_slots
 from souls.entries import CLAIM_COLUMNS, QUESTION_COLUMNS, Claim, Entries
@@ -46,6 +44,7 @@ from souls.goals import Goal, GoalChange, GoalNote, GoalUpdate, activated, activ
 from souls.hygiene import HygieneGate
 from souls.potential import PotentialConfig
 from souls.questions import ASKING_KINDS, PendingQuestion, is_question, settle
+from souls.shortlist import entry_candidate, shortlist
 from souls.store import NewEvent, Store
 from souls.tasks import Task
 from souls.tokenize import query_terms

@@ -9,18 +9,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from souls.assembly import (
-    Contender,
-    Entry,
-    EntryIndex,
-    choose,
-    entry_candidate,
-    memory_candidates,
-    open_candidate,
-    shortlist,
-)
+from souls.assembly import Contender, choose, memory_candidates, open_candidate
 from souls.potential import PotentialConfig
 from souls.results import RecallItem
+from souls.shortlist import Entry, EntryIndex, entry_candidate, shortlist
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0
