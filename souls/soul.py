@@ -3,8 +3,8 @@
 The actor only serialises access; what a soul *does* lives in plain functions and
 small classes: its :class:`~souls.mind.Mind`, its write path
 (:class:`~souls.ingest.Ingest`), its answers to recall and context
-(:class:`~souls.recollection.Recollection`) and its cards
-(:class:`~souls.deck.Deck`). Invariants:
+(:class:`~souls.recollection.Recollection`), its cards (:class:`~souls.deck.Deck`) and
+the requests on its knowledge and persons (:class:`~souls.knowing.Knowing`). Invariants:
 
 * Mail is handled in turns: up to ``mailbox.batch`` messages at once. Consecutive
   ``Observe`` messages are gated together and committed in one transaction (group
@@ -52,6 +52,7 @@ from souls.events import EventIn
 from souls.hygiene import HygieneGate
 from souls.ingest import Ingest, tally
 from souls.intake import Intake
+from souls.knowing import KNOWING, Knowing
 from souls.knowledge import Knowledge
 from souls.mailbox import Envelope, Mailbox
 from souls.messages import (
@@ -60,29 +61,21 @@ from souls.messages import (
     CardAdd,
     CardNote,
     Cards,
-    ClaimAdd,
-    ClaimChange,
-    Claims,
     Confidence,
     Context,
     Crash,
     Decay,
     Export,
     Forget,
-    Goals,
-    GoalSet,
     Homeostasis,
     Import,
     Judge,
     LastRuns,
     Ledger,
     Lightning,
-    MemoryMap,
     Message,
     Observe,
-    PersonLink,
     Ping,
-    Read,
     Rebuild,
     Recall,
     Reflect,
@@ -92,12 +85,9 @@ from souls.messages import (
     Tide,
     Wakeup,
     Weekly,
-    Why,
 )
-from souls.messages import Persons as PersonsMessage
 from souls.metrics import LatencyWindow
 from souls.mind import Emit, Mind
-from souls.navigate import memory_map, read
 from souls.persons import Persons
 from souls.recollection import Recollection
 from souls.results import (
@@ -149,10 +139,10 @@ class Soul:
         self._agenda: Agenda | None = None
         self._cards: CardStore | None = None
         self._knowledge: Knowledge | None = None
-        self._persons: Persons | None = None
         self._ingest: Ingest | None = None
         self._recollection: Recollection | None = None
         self._deck: Deck | None = None
+        self._knowing: Knowing | None = None
         # Derived-state changes of the turn in progress, committed once per turn.
         self._changes = Changes()
         # What the turn is handling right now: what a crash is blamed on.
@@ -180,7 +170,7 @@ class Soul:
         mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
         self._agenda = Agenda(store, self._brain)
         cards = self._cards = CardStore(store, self._brain.root / "cards")
-        persons = self._persons = Persons(store)
+        persons = Persons(store)
         knowledge = self._knowledge = Knowledge(
             store,
             self.config.knowledge,
@@ -219,6 +209,9 @@ class Soul:
             mind=mind,
             root=self._brain.root,
             emit=self._emit,
+        )
+        self._knowing = Knowing(
+            self.name, self._clock, store=store, knowledge=knowledge, persons=persons
         )
         batch: list[Envelope[Message]] = []
         try:
@@ -260,7 +253,7 @@ class Soul:
             raise
         finally:
             self._store = self._mind = self._agenda = self._cards = self._knowledge = None
-            self._persons = self._ingest = self._recollection = self._deck = None
+            self._ingest = self._recollection = self._deck = self._knowing = None
             with anyio.CancelScope(shield=True):
                 await mind.aclose()
                 await store.close()
@@ -460,36 +453,8 @@ class Soul:
                     await self._commit_changes()
                     result = await self._rights().rebuild(self._clock.now())
                     await self._require_mind().load()
-                case ClaimAdd() | ClaimChange() | Claims() | GoalSet() | Goals():
-                    result = await self._knowing(message)
-                case Why(hash=wanted):
-                    result = await self._require_knowledge().assembly(wanted)
-                    if result is None:
-                        raise InvalidParams(
-                            f"no context {wanted!r} was assembled by soul {self.name!r}"
-                            if wanted
-                            else f"soul {self.name!r} has assembled no context yet"
-                        )
-                case PersonLink(person=person, channel=channel, external=external):
-                    entries = self._require_knowledge().entries
-                    entries.invalidate()  # the account's claims change subject
-                    try:
-                        result = await self._require_persons().link(
-                            person, channel, external, self._clock.now()
-                        )
-                    except ValueError as exc:
-                        raise InvalidParams(str(exc)) from None
-                    await entries.reload()
-                case PersonsMessage():
-                    result = {"persons": await self._require_persons().all()}
-                case MemoryMap(budget=budget):
-                    store, knowledge = self._require_store(), self._require_knowledge()
-                    result = {"map": await memory_map(store, knowledge, budget)}
-                case Read(id=label):
-                    try:
-                        result = await read(self._require_store(), self._require_knowledge(), label)
-                    except (ValueError, LookupError) as exc:
-                        raise InvalidParams(str(exc)) from None
+                case _ if isinstance(message, KNOWING):
+                    result = await self._require_knowing().handle(message)
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
         except SoupdError as error:
@@ -609,29 +574,6 @@ class Soul:
             raise InvalidParams(f"invalid params for export: {exc}") from None
         return {"records": records, "cursor": following}
 
-    async def _knowing(self, message: ClaimAdd | ClaimChange | Claims | GoalSet | Goals) -> object:
-        """Claims and goals asked for over the socket (ValueError → a clear client error)."""
-        knowledge = self._require_knowledge()
-        now = self._clock.now()
-        try:
-            match message:
-                case ClaimAdd() as add:
-                    return await knowledge.entries.state(add, now)
-                case ClaimChange(action=action, id=claim_id, value=value):
-                    return await knowledge.entries.change(action, claim_id, value, now)
-                case Claims(every=every):
-                    return {
-                        "claims": await knowledge.entries.claims(every=every),
-                        "questions": await knowledge.entries.questions(state="unanswered"),
-                        "fidelity_ai": knowledge.entries.fidelity_ai,
-                    }
-                case GoalSet(update=update):
-                    return await knowledge.update_goal(update, now)
-                case Goals():
-                    return {"goals": sorted(knowledge.goals.values(), key=lambda g: g.id)}
-        except ValueError as exc:
-            raise InvalidParams(str(exc)) from None
-
     def _running(self, part: _T | None) -> _T:
         """``part`` of the soul while it runs (its store, mind...): SoulUnavailable
         when it does not (before :meth:`run` opened the store, or after it closed it)."""
@@ -654,8 +596,8 @@ class Soul:
     def _require_knowledge(self) -> Knowledge:
         return self._running(self._knowledge)
 
-    def _require_persons(self) -> Persons:
-        return self._running(self._persons)
+    def _require_knowing(self) -> Knowing:
+        return self._running(self._knowing)
 
     def _require_ingest(self) -> Ingest:
         return self._running(self._ingest)
