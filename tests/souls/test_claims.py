@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import souls.claims
-from souls.claim_rules import _RULES
+from souls.claim_patterns import RULES
 from souls.claims import (
     COVERAGE,
     SLOTS,
@@ -285,7 +285,7 @@ def test_rule_candidates_are_verbatim_and_supported_in_any_text(parts: list[str]
 
 
 def test_every_slot_a_rule_can_fill_is_whitelisted() -> None:
-    assert {n for rule in _RULES for n in rule.pattern.groupindex} <= SLOTS.keys()
+    assert {n for rule in RULES for n in rule.pattern.groupindex} <= SLOTS.keys()
 
 
 # Gates, one by one.
