@@ -5,7 +5,8 @@ Plain strings, each a fragment to splice into a pattern with an f-string; none h
 capturing group except what ``en_action`` and ``zh_action`` name. What a caller may
 rely on: English triggers are case-insensitive through scoped ``(?i:...)`` groups, while
 ``WORD``, ``NAME``, ``PLACE`` and ``ORG`` are case-sensitive, since a capital letter is
-what marks a name; the ``ZH_*_END`` fragments are lookaheads that consume nothing.
+what marks a name; the ``ZH_*_END`` fragments are lookaheads that consume nothing;
+``HAN`` and ``STOPS`` are character-class bodies, to splice inside ``[...]``.
 """
 
 from __future__ import annotations
