@@ -142,23 +142,10 @@ class Plan:
 
 
 class Knowledge:
-    def __init__(
-        self,
-        store: Store,
-        config: KnowledgeConfig,
-        hygiene: HygieneGate,
-        *,
-        potential: PotentialConfig | None = None,
-        recall_k: int | None = None,
-    ) -> None:
-        """``potential`` and ``recall_k``: how contexts rank their contenders and how
-        many they keep (``[potential]``, ``[context] recall_k``); with both, only the
-        entries that can be among those kept become contenders, otherwise every active
-        one does."""
+    def __init__(self, store: Store, config: KnowledgeConfig, hygiene: HygieneGate) -> None:
         self._store = store
         self.config = config
         self.entries = Entries(store, hygiene, config.correction_penalty)
-        self._ranking = None if potential is None or recall_k is None else (potential, recall_k)
         self.goals: dict[int, Goal] = {}
         self.pending: list[PendingQuestion] = []
         self._next_question = 1
@@ -303,18 +290,28 @@ class Knowledge:
 
     # -- what a context may bring up -------------------------------------------
 
-    async def candidates(self, query: str, now: float, overdue: Sequence[Task]) -> list[Contender]:
+    async def candidates(
+        self,
+        query: str,
+        now: float,
+        overdue: Sequence[Task],
+        ranking: tuple[PotentialConfig, int] | None = None,
+    ) -> list[Contender]:
         """Everything of the soul's knowledge that may join a context for ``query``:
-        active entries, open commitments and plans (those that can rank among the items
-        a context keeps, when the ranking was given), unanswered questions, ``overdue``
-        tasks, and goals (activated ones with a query; every open goal without one)."""
+        active entries, open commitments and plans, unanswered questions, ``overdue``
+        tasks, and goals (activated ones with a query; every open goal without one).
+
+        ``ranking``: how the context ranks its contenders and how many it keeps (what
+        it gives :func:`souls.assembly.choose`); with it, only the entries that can be
+        among those kept are contenders (:func:`souls.shortlist.shortlist`), otherwise
+        every active one is."""
         words = frozenset(query_terms(query)) if query.strip() else frozenset()
         index = (await self.entries.current()).index
         fidelity_ai = self.entries.fidelity_ai
-        if self._ranking is None:
+        if ranking is None:
             entries = index.entries()
         else:
-            potential, limit = self._ranking
+            potential, limit = ranking
             entries = shortlist(index, words, now, potential, limit, fidelity_ai)
         found = [entry_candidate(entry, words, now, fidelity_ai) for entry in entries]
         for question in await self.entries.questions(state="unanswered"):

@@ -107,7 +107,8 @@ class Recollection:
         upcoming: list[Task] = []
         if self._config.cognition:
             overdue, upcoming = await self._tasks_due(now)
-            contenders += await self._knowledge.candidates(query or "", now, overdue)
+            keeps = (self._config.potential, config.recall_k)  # what choose() is given
+            contenders += await self._knowledge.candidates(query or "", now, overdue, keeps)
         ranking, shown, logged = choose(contenders, self._config.potential, config.recall_k)
         paused = ""
         if shown and config.session_chars:

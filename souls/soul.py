@@ -172,11 +172,7 @@ class Soul:
         cards = self._cards = CardStore(store, self._brain.root / "cards")
         persons = Persons(store)
         knowledge = self._knowledge = Knowledge(
-            store,
-            self.config.knowledge,
-            HygieneGate(self.config.hygiene),
-            potential=self.config.potential,
-            recall_k=self.config.context.recall_k,  # what Recollection.context keeps
+            store, self.config.knowledge, HygieneGate(self.config.hygiene)
         )
         self._ingest = Ingest(
             self.config,

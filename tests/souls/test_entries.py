@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, closing
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import anyio
 import pytest
 from conftest import MAILBOX_HYGIENE
 
-import souls.soul
+from souls.assembly import Contender
 from souls.clock import FixedClock
 from souls.config import SoulConfig
 from souls.entries import CLAIM_COLUMNS, Claim, InForce
@@ -253,15 +252,19 @@ async def test_the_shortlist_assembles_the_contexts_every_entry_would(
         shutil.copytree(seeded, copy)
         with monkeypatch.context() as patched:
             if not ranked:
-                patched.setattr(souls.soul, "Knowledge", partial(_every_entry, Knowledge))
+                patched.setattr(Knowledge, "candidates", _every_entry(Knowledge.candidates))
             async with running(copy, clock) as soul:
                 texts[name] = [await soul.context(query) for query in QUERIES]
     assert texts["shortlist"] == texts["every entry"]
     assert any("[c" in text for text in texts["shortlist"])
 
 
-def _every_entry(knowledge: type[Knowledge], *args: Any, **kwargs: Any) -> Knowledge:
-    """A Knowledge that makes every active entry a contender."""
-    kwargs.pop("potential", None)
-    kwargs.pop("recall_k", None)
-    return knowledge(*args, **kwargs)
+def _every_entry(candidates: Callable[..., Awaitable[list[Contender]]]) -> Any:
+    """``Knowledge.candidates`` making every active entry a contender (no ranking)."""
+
+    async def every_entry(
+        knowledge: Knowledge, query: str, now: float, overdue: Any, ranking: Any = None
+    ) -> list[Contender]:
+        return await candidates(knowledge, query, now, overdue, None)
+
+    return every_entry
