@@ -7,7 +7,7 @@ starting. While it is down, the soul's database is opened read-only and must pas
 ``PRAGMA integrity_check``. At the end the daemon is started once more and every event
 it acknowledged as stored must come back through the socket (``export``) exactly once;
 no event may be there twice, nor one that was never sent. The full-text index is
-checked too (FTS5 ``integrity-check`` on a copy). The checks are ``souls/check.py``'s,
+checked too (FTS5 ``integrity-check`` on a copy). The checks are ``souls/store/check.py``'s,
 which ``soupd check`` runs too.
 
     python bench/crash.py [--rounds 200] [--clients 4] [--seed 1]
@@ -37,7 +37,7 @@ from typing import Any
 
 from _daemon import soupd_executable
 
-from souls.check import fts_integrity, integrity, stored_refs
+from souls.store.check import fts_integrity, integrity, stored_refs
 from supervisor.paths import soul_database
 
 SOUL = "crash"

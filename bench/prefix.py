@@ -30,7 +30,7 @@ from typing import Any
 from _daemon import running_daemon, write_json
 from locomo import Client, Turn, load
 
-from souls.context import BEFORE_RECALL, STABLE
+from souls.recall.context import BEFORE_RECALL, STABLE
 
 _IDENTITY = "You are Ada, a patient assistant who keeps track of the user's life.\n"
 

@@ -13,7 +13,7 @@ import random
 import statistics
 import time
 
-from souls.reflect import ExtractiveReflector, Observation
+from souls.mind.reflect import ExtractiveReflector, Observation
 
 TEMPLATES = [
     "deploy {i} finished on prod-{r} in {s} seconds",

@@ -47,7 +47,7 @@ import recall
 import scale
 from _daemon import Client, machine, running_daemon, write_json
 
-from souls.schema import MIGRATIONS
+from souls.store.schema import MIGRATIONS
 from supervisor.paths import soul_database
 
 BENCH = Path(__file__).resolve().parent

@@ -35,8 +35,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from channels.config import ChannelConfig
 from channels.conversations import Conversations
+from souls.actor.mailbox import Future
 from souls.events import EventIn
-from souls.mailbox import Future
 from souls.messages import Observe
 from souls.results import PushResult
 from supervisor.errors import RejectedInput, SoupdError

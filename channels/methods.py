@@ -16,9 +16,9 @@ from typing import Any
 import msgspec
 
 from channels.protocol import decode_params
+from souls.actor.mailbox import CallbackReply, Reply
 from souls.events import EventIn, event_time
-from souls.goals import GoalUpdate
-from souls.mailbox import CallbackReply, Reply
+from souls.knowledge.persons import parse_identity
 from souls.messages import (
     AddTask,
     Backup,
@@ -36,6 +36,7 @@ from souls.messages import (
     Forget,
     Goals,
     GoalSet,
+    GoalUpdate,
     Homeostasis,
     Import,
     Judge,
@@ -57,7 +58,6 @@ from souls.messages import (
     Why,
 )
 from souls.messages import Observe as ObserveMessage
-from souls.persons import parse_identity
 from souls.results import MAX_REASONS, ImportResult, Rejection
 from supervisor.errors import InvalidParams, SoupdError, UnknownMethod
 from supervisor.registry import Registry

@@ -38,7 +38,7 @@ from channels.protocol import (
     encode_output,
     encode_result,
 )
-from souls.mailbox import CallbackReply
+from souls.actor.mailbox import CallbackReply
 from supervisor.errors import (
     AlreadyRunning,
     FrameTooLarge,

@@ -10,23 +10,23 @@ from typing import Literal
 
 import msgspec
 
-from souls.answer import AnswerConfig
-from souls.attention import AttentionConfig
-from souls.context import ContextConfig
-from souls.decay import DecayConfig
-from souls.gate import GateConfig
-from souls.hebbian import HebbianConfig
-from souls.homeostasis import HomeostasisConfig
-from souls.hygiene import HygieneConfig
-from souls.knowledge import KnowledgeConfig
-from souls.lightning import LightningConfig
-from souls.llm import LLMConfig
-from souls.metacognition import MetacognitionConfig
-from souls.potential import PotentialConfig
-from souls.recall import RecallConfig
-from souls.reflection import ReflectConfig
-from souls.somatic import SomaticConfig
-from souls.surprise import SurpriseConfig
+from souls.collision.lightning import LightningConfig
+from souls.collision.presentation_gate import GateConfig
+from souls.intake.attention_gate import AttentionConfig
+from souls.intake.hygiene_gate import HygieneConfig
+from souls.intake.surprise import SurpriseConfig
+from souls.knowledge.knowledge import KnowledgeConfig
+from souls.llm.answer import AnswerConfig
+from souls.llm.chat import LLMConfig
+from souls.mind.decay import DecayConfig
+from souls.mind.hebbian import HebbianConfig
+from souls.mind.homeostasis import HomeostasisConfig
+from souls.mind.metacognition import MetacognitionConfig
+from souls.mind.reflection import ReflectConfig
+from souls.mind.somatic import SomaticConfig
+from souls.recall.context import ContextConfig
+from souls.recall.potential import PotentialConfig
+from souls.recall.recall import RecallConfig
 
 __all__ = [
     "LifecycleConfig",

@@ -6,10 +6,11 @@ settles it with the result named in each docstring, or with a SoupdError.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
 from souls.events import EventIn
-from souls.goals import GoalUpdate
 
 __all__ = [
     "AddTask",
@@ -26,7 +27,9 @@ __all__ = [
     "Decay",
     "Export",
     "Forget",
+    "GoalAction",
     "GoalSet",
+    "GoalUpdate",
     "Goals",
     "Homeostasis",
     "Import",
@@ -245,6 +248,23 @@ class Claims(msgspec.Struct, frozen=True, tag="claims"):
     the AI-side fidelity. Reply: ``{"claims", "questions", "fidelity_ai"}``."""
 
     every: bool = False
+
+
+GoalAction = Literal["new", "progress", "change", "achieve", "abandon", "pause", "resume"]
+
+
+class GoalUpdate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    action: GoalAction
+    # For ``new`` and ``change``: the (new) statement. Without ``goal_id`` it also finds
+    # the goal to update by topic; with ``goal_id`` it may be empty except for ``new``.
+    statement: str
+    speaker: str
+    # Empty / None / () mean "not given": 3 for a new goal's priority, unchanged by change.
+    domain: str = ""
+    priority: int | None = None
+    triggers: tuple[str, ...] = ()
+    note: str = ""  # appended to the goal's progress; required for ``progress``
+    goal_id: int | None = None
 
 
 class GoalSet(msgspec.Struct, frozen=True, tag="goal_set"):

@@ -36,9 +36,9 @@ import structlog
 from channels.methods import Methods
 from channels.server import Server, ServerConfig, prepare_socket_path
 from channels.supervisor import Channels
-from souls.clock import Clock, SystemClock
+from souls.actor.clock import Clock, SystemClock
+from souls.actor.mailbox import Mailbox
 from souls.config import SoulConfig
-from souls.mailbox import Mailbox
 from souls.messages import Ping
 from supervisor.config import Settings, load_settings, load_souls
 from supervisor.errors import ChildStartError, ConfigError, SoupdError

@@ -26,7 +26,7 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     │   └── RemoteError              (the code the daemon sent)
     ├── AlreadyRunning               already_running
     ├── InjectedFault                injected_fault
-    ├── LLMError                     llm_unavailable   (souls/llm.py)
+    ├── LLMError                     llm_unavailable   (souls/llm/chat.py)
     ├── ChannelError                 channel.upstream  (channels/base.py)
     │   └── NotAcknowledged          channel.unacknowledged
     └── SupervisorError

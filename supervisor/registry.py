@@ -44,12 +44,12 @@ import anyio
 import anyio.abc
 import structlog
 
-from souls.clock import Clock
+from souls.actor.clock import Clock
+from souls.actor.mailbox import Mailbox
+from souls.actor.mind import Emit
+from souls.actor.soul import Soul
 from souls.config import SoulConfig
-from souls.mailbox import Mailbox
 from souls.messages import Message
-from souls.mind import Emit
-from souls.soul import Soul
 from supervisor.errors import (
     ChildStartError,
     RestartIntensityExceeded,

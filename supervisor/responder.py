@@ -1,7 +1,7 @@
 """The responder: souls that answer their direct messages (``[answer] enabled``).
 
 A soul that stores a direct message publishes a ``direct`` output; the responder picks it
-up, asks the soul for its context, runs :func:`souls.answer.answer` with the soul's chat
+up, asks the soul for its context, runs :func:`souls.llm.answer.answer` with the soul's chat
 model and a toolbox that talks to the soul through its mailbox (so the soul stays the
 one writer and keeps handling mail while the model thinks), stores the reply as an
 ``assistant`` event and publishes a ``reply`` output, which the channels carry back to
@@ -22,10 +22,10 @@ import anyio
 import anyio.abc
 import structlog
 
-from souls.answer import Incoming, answer
 from souls.config import SoulConfig
 from souls.events import EventIn, event_time
-from souls.llm import ChatClient, LLMConfig, LLMError
+from souls.llm.answer import Incoming, answer
+from souls.llm.chat import ChatClient, LLMConfig, LLMError
 from souls.messages import AddTask, Confidence, Context, Observe, PersonLink, Recall
 from souls.results import PushResult
 from supervisor.errors import SoupdError

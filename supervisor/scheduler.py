@@ -21,7 +21,7 @@ A thousand souls, most of them hibernating, cost little here:
   short wake per soul, a few souls at a time; a soul that never ran and has no
   TASKS.md is not woken at all. Firing is idempotent in the soul.
 * Mail for a hibernating soul is an *errand*: the soul wakes for it and hibernates
-  again right after (see ``souls.soul``). At most ``_ERRANDS`` errands are in flight,
+  again right after (see ``souls.actor.soul``). At most ``_ERRANDS`` errands are in flight,
   so souls due at the same minute (everyone's nightly decay) wake a few at a time.
   The homeostasis checks are spread over their interval by the soul's name.
 * TASKS.md edits are noticed by one polling task for all souls (see
@@ -49,7 +49,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from souls.mailbox import Future
+from souls.actor.mailbox import Future
 from souls.messages import Decay, Homeostasis, LastRuns, Message, SyncTasks, Wakeup, Weekly
 from souls.results import TasksResult
 from supervisor.config import ScheduleConfig, Settings

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from e2e.harness import FAULT_INJECTION, Daemon, Home, StartSoupd
 
-from souls.mailbox import Mailbox
+from souls.actor.mailbox import Mailbox
 from supervisor.errors import SoulUnavailable
 
 

@@ -13,9 +13,9 @@ import anyio
 from channels.base import Channel
 from channels.config import ChannelConfig
 from channels.supervisor import Channels, make_channel
-from souls.clock import FixedClock
+from souls.actor.clock import FixedClock
+from souls.actor.mailbox import Mailbox
 from souls.config import SoulConfig
-from souls.mailbox import Mailbox
 from souls.messages import Recall, Stats
 from supervisor.errors import SoulUnavailable
 from supervisor.outputs import Outputs

@@ -15,9 +15,9 @@ import pytest
 from conftest import MAILBOX_HYGIENE
 
 from channels.methods import Methods
-from souls.clock import FixedClock
+from souls.actor.clock import FixedClock
+from souls.actor.mailbox import Future, Mailbox
 from souls.config import SoulConfig
-from souls.mailbox import Future, Mailbox
 from supervisor.errors import (
     InvalidParams,
     RejectedInput,

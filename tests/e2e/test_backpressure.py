@@ -25,12 +25,12 @@ import pytest
 from conftest import MAILBOX_HYGIENE
 
 from e2e.harness import Connection, Daemon, Home, StartSoupd, pipelined_pushes
-from souls.clock import SystemClock
+from souls.actor.clock import SystemClock
+from souls.actor.mailbox import Future, Mailbox
+from souls.actor.soul import Soul
 from souls.config import MailboxConfig, SoulConfig
 from souls.events import EventIn
-from souls.mailbox import Future, Mailbox
 from souls.messages import Message, Observe
-from souls.soul import Soul
 from supervisor.errors import SoulBusy
 
 CAPACITY = 16

@@ -5,7 +5,7 @@ connections while the daemon is killed with SIGKILL after a random delay (in som
 rounds while it is still starting). While it is down its database must pass
 ``PRAGMA integrity_check``; at the end every event acknowledged as stored is exported
 back exactly once, nothing is stored that was never sent, and the full-text index passes
-FTS5's integrity-check. The checks are ``souls/check.py``'s (what ``soupd check`` runs);
+FTS5's integrity-check. The checks are ``souls/store/check.py``'s (what ``soupd check`` runs);
 ``bench/crash.py`` runs the same experiment for hundreds of rounds.
 """
 
@@ -21,7 +21,7 @@ from collections import Counter
 from functools import partial
 
 from e2e.harness import SOUPD, Connection, Daemon, Home, StartSoupd, request_frame, wait_for
-from souls.check import fts_integrity, integrity, stored_refs
+from souls.store.check import fts_integrity, integrity, stored_refs
 
 ROUNDS = 15
 CLIENTS = 3

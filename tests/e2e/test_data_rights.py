@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from souls.rights import EXPORT_TABLES
+from souls.actor.rights import EXPORT_TABLES
 
 from .harness import Daemon, Home, StartSoupd
 

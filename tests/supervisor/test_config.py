@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from souls.attention import AttentionConfig
 from souls.config import MailboxConfig, RestartConfig, SoulConfig, StoreConfig
-from souls.context import ContextConfig
-from souls.hygiene import HygieneConfig
-from souls.recall import RecallConfig
+from souls.intake.attention_gate import AttentionConfig
+from souls.intake.hygiene_gate import HygieneConfig
+from souls.recall.context import ContextConfig
+from souls.recall.recall import RecallConfig
 from supervisor.config import (
     DaemonConfig,
     Settings,

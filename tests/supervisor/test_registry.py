@@ -13,10 +13,10 @@ import anyio
 import pytest
 from conftest import MAILBOX_HYGIENE
 
-from souls.clock import FixedClock
+from souls.actor.clock import FixedClock
+from souls.actor.mailbox import Future, Mailbox
 from souls.config import LifecycleConfig, MailboxConfig, RestartConfig, SoulConfig
 from souls.events import EventIn
-from souls.mailbox import Future, Mailbox
 from souls.messages import Crash, Observe, Recall, Stats
 from souls.results import PushResult, RecallResult, SoulStats
 from supervisor.errors import SoulUnavailable, UnknownSoul

@@ -13,13 +13,13 @@ import anyio
 import pytest
 from conftest import MAILBOX_HYGIENE
 
-from souls.clock import FixedClock
+from souls.actor.clock import FixedClock
+from souls.actor.mailbox import Future, Mailbox
 from souls.config import LifecycleConfig, RestartConfig, SoulConfig
 from souls.events import EventIn
-from souls.mailbox import Future, Mailbox
 from souls.messages import Crash, LastRuns, Observe, Ping, Recall, Stats
 from souls.results import PushResult, RecallResult, SoulStats
-from souls.store import Store
+from souls.store.store import Store
 from supervisor.errors import SoulUnavailable
 from supervisor.registry import Registry, RegistryStatistics, SoulHandle
 from supervisor.tree import Supervisor

@@ -18,11 +18,11 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from conftest import MAILBOX_HYGIENE
 
-from souls.clock import SystemClock
+from souls.actor.clock import SystemClock
+from souls.actor.mailbox import Mailbox
 from souls.config import LifecycleConfig, ScheduleOverrides, SoulConfig
-from souls.mailbox import Mailbox
 from souls.messages import LastRuns
-from souls.store import Store
+from souls.store.store import Store
 from supervisor.config import DaemonConfig, ScheduleConfig, Settings
 from supervisor.registry import Registry, SoulHandle
 from supervisor.scheduler import Scheduler, SchedulerStatistics, _missed, _triggers

@@ -1,0 +1,81 @@
+"""A soul's agenda: the tasks with ``@due`` in its TASKS.md, kept in the ``due`` table.
+
+The file is what people (and the soul) write; the table is the source of truth for
+wake-ups. :meth:`Agenda.sync` reconciles the two in one transaction:
+
+* a pending task in the file is (re)recorded under its key (text + due time), so
+  editing the time of a task replaces it with a new one;
+* a task that has not fired and is no longer pending in the file (checked, deleted,
+  edited) is cancelled;
+* a task that fired stays fired: re-reading the file never fires it again.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from souls.actor.brain import Brain
+from souls.knowledge.tasks import append_task, parse_tasks, task_line
+from souls.results import DueTask, TaskProblem, TasksResult
+from souls.store.store import Store
+
+__all__ = ["Agenda"]
+
+_FIRED_SHOWN = 20
+
+
+class Agenda:
+    def __init__(self, store: Store, brain: Brain) -> None:
+        self._store = store
+        self._brain = brain
+
+    async def sync(self) -> TasksResult:
+        """Re-read TASKS.md into the due table; what is pending afterwards."""
+        parsed = parse_tasks(await self._brain.tasks())
+        pending = {task.key: task for task in parsed.pending()}
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as db:
+                await db.executemany(
+                    "INSERT INTO due (key, due, text, line) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (key) DO UPDATE SET text = excluded.text,"
+                    " line = excluded.line",
+                    [(t.key, t.due, t.text, t.line) for t in pending.values()],
+                )
+                unfired = await db.execute_fetchall("SELECT key FROM due WHERE fired_at IS NULL")
+                await db.executemany(
+                    "DELETE FROM due WHERE key = ?",
+                    [(key,) for (key,) in unfired if key not in pending],
+                )
+        errors = [TaskProblem(e.line, e.source, e.problem) for e in parsed.errors]
+        return TasksResult(await self.pending(), errors, await self._fired())
+
+    async def pending(self) -> list[DueTask]:
+        rows = await self._store.db.execute_fetchall(
+            "SELECT key, due, text, line, fired_at FROM due WHERE fired_at IS NULL"
+            " ORDER BY due, key"
+        )
+        return [DueTask(*row) for row in rows]
+
+    async def task(self, key: str) -> DueTask | None:
+        """The task under ``key`` if it is still to fire."""
+        rows = list(
+            await self._store.db.execute_fetchall(
+                "SELECT key, due, text, line, fired_at FROM due WHERE key = ? AND fired_at IS NULL",
+                (key,),
+            )
+        )
+        return DueTask(*rows[0]) if rows else None
+
+    async def add(self, text: str, due: float) -> TasksResult:
+        """Append a task line to TASKS.md (keeping the user's formatting), then sync."""
+        line = task_line(text, due)
+        await self._brain.write_tasks(append_task(await self._brain.tasks(), line))
+        return await self.sync()
+
+    async def _fired(self) -> list[DueTask]:
+        rows = await self._store.db.execute_fetchall(
+            "SELECT key, due, text, line, fired_at FROM due WHERE fired_at IS NOT NULL"
+            " ORDER BY fired_at DESC LIMIT ?",
+            (_FIRED_SHOWN,),
+        )
+        return [DueTask(*row) for row in rows]

@@ -1,0 +1,395 @@
+"""A soul's mind: the cognitive state it carries between turns, and what changes it.
+
+Everything here is derived from the soul's database and rebuilt by :meth:`Mind.load`
+after a restart: the summaries in force (and the world model they define), the reflect
+counters, somatic markers, strong Hebbian edges, recall statistics, the pending
+internal signal. The soul actor calls in turn by turn; the mind never writes to the
+store itself but records what should change in a :class:`~souls.store.changes.Changes`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from souls.actor.brain import Brain
+from souls.collision.judge import BuiltinJudge, Judge, LLMJudge
+from souls.config import SoulConfig
+from souls.intake.surprise import WorldModel
+from souls.llm.chat import ChatClient, LLMReflector
+from souls.mind.appraisal import appraise, with_person
+from souls.mind.hebbian import Associations, pairs
+from souls.mind.homeostasis import check as homeostasis_check
+from souls.mind.inner import InnerStore
+from souls.mind.markers import Markers, gut_feelings
+from souls.mind.metacognition import (
+    Confidence,
+    gap_for,
+    gap_matches,
+    known_gaps_section,
+    sense_confidence,
+)
+from souls.mind.reflect import ExtractiveReflector, Reflector
+from souls.mind.reflection import ReflectClock
+from souls.recall.recall import Citations, HitCache, Recollection, recall
+from souls.results import DecayResult, HomeostasisResult, ReflectResult
+from souls.store.bm25 import TermStats
+from souls.store.changes import Changes, SummaryVersion
+from souls.store.store import NewEvent, Store
+from souls.text.tokenize import fts_match, query_terms
+
+__all__ = ["Emit", "Mind"]
+
+# Where a soul's outputs go (wake-ups, internal signals, reflects...): kind, payload.
+Emit = Callable[[str, dict[str, Any]], None]
+DAY = 86_400.0
+_SIGNAL = "signal.pending"
+_SPARK = "spark.pending"
+_RECENT_EVENTS = 5
+
+
+@dataclass(slots=True)
+class _Layer:
+    text: str = ""
+    citations: Citations | None = None
+
+    def set(self, text: str) -> None:
+        self.text = text
+        self.citations = Citations(text)
+
+
+class Mind:
+    def __init__(
+        self, name: str, config: SoulConfig, store: Store, brain: Brain, emit: Emit
+    ) -> None:
+        self.name = name
+        self.config = config
+        self._store = store
+        self._inner = InnerStore(store)
+        self._brain = brain
+        self._emit = emit
+        self._log = structlog.get_logger("soupd.mind")
+        self.summary = _Layer()
+        self.weekly = _Layer()
+        self.world = WorldModel("")
+        self.clock = ReflectClock()
+        self.markers = Markers()
+        self.signal = ""
+        self.spark = ""
+        self.last_surprise: float | None = None
+        # The indexed documents of the latest events: what "the turn touches" besides
+        # the query, for GUT FEELINGS.
+        self._recent: deque[str] = deque(maxlen=_RECENT_EVENTS)
+        self._terms: TermStats | None = None
+        self._associations: Associations | None = None
+        self._hits = HitCache()
+        self._llm: ChatClient | None = None
+        self.reflector = self._reflector()
+
+    def _reflector(self) -> Reflector:
+        extractive = ExtractiveReflector(self.config.attention.alarm_keywords)
+        if self.config.reflect.reflector == "extractive" or self.config.llm.base_url is None:
+            return extractive
+        return LLMReflector(self._chat(), extractive)
+
+    def _chat(self) -> ChatClient:
+        """The soul's one chat client (one connection pool), made on first use."""
+        if self._llm is None:
+            self._llm = ChatClient(self.config.llm)
+        return self._llm
+
+    def judge(self) -> Judge:
+        """Who judges collisions (``[gate] judge``): the model when the soul has one."""
+        builtin = BuiltinJudge(self.config.gate)
+        if self.config.gate.judge == "builtin" or self.config.llm.base_url is None:
+            return builtin
+        return LLMJudge(self._chat(), builtin)
+
+    async def load(self) -> None:
+        """Rebuild the mind from the database (at start and after a restart)."""
+        for layer, target in (("consolidated", self.summary), ("weekly", self.weekly)):
+            stored = await self._inner.summary(layer)
+            target.set(stored.text if stored else "")
+            await self._brain.sync_summary(layer, target.text)
+        self.world = WorldModel(self.summary.text)
+        state = await self._inner.state()
+        self.clock = ReflectClock.from_state(state)
+        self.signal = state.get(_SIGNAL, "")
+        self.spark = state.get(_SPARK, "")
+        self.markers = Markers.from_rows(await self._inner.markers(), await self._labels())
+
+    async def _labels(self) -> dict[str, str]:
+        """The stored marker labels by topic (every valence's row has the same one;
+        should two differ, the first by valence counts)."""
+        rows = await self._store.db.execute_fetchall(
+            "SELECT topic, label FROM markers WHERE label IS NOT NULL ORDER BY topic, valence"
+        )
+        labels: dict[str, str] = {}
+        for topic, label in rows:
+            labels.setdefault(topic, label)
+        return labels
+
+    async def aclose(self) -> None:
+        if self._llm is not None:
+            await self._llm.aclose()
+
+    # -- events ---------------------------------------------------------------
+
+    def perceive(self, events: Sequence[NewEvent], changes: Changes) -> list[str | None]:
+        """Account for events about to be stored: markers into ``changes``, reflect
+        counters advanced. Returns, per event, the reason it triggers a reflect (at
+        most one event of a batch does)."""
+        # The index statistics follow the store's writes (it indexes neighbouring
+        # turns too); nothing to add here.
+        if not self.config.cognition:
+            return [None] * len(events)
+        documents = [event.doc.split() for event in events]
+        reasons: list[str | None] = []
+        triggered = False
+        somatic, reflect, surprise = self.config.somatic, self.config.reflect, self.config.surprise
+        observe, markers, labels = self.clock.observe, changes.markers, changes.marker_labels
+        for event, words in zip(events, documents, strict=True):
+            reason = observe(event.surprise, reflect, surprise)
+            reasons.append(None if triggered else reason)
+            triggered = triggered or reason is not None
+            appraisal = appraise(event.text, event.salience, somatic, words)
+            if appraisal is not None:
+                for marker in self.markers.add(with_person(appraisal, event.person)):
+                    markers[(marker.topic, marker.valence)] = marker.weight
+                    if marker.label is not None:
+                        labels[marker.topic] = marker.label
+        if events:
+            self.last_surprise = events[-1].surprise
+        self._recent.extend(event.doc for event in events[-_RECENT_EVENTS:])
+        changes.state.update(self.clock.to_state())
+        return reasons
+
+    # -- reflect ----------------------------------------------------------------
+
+    async def reflect(self, reason: str, changes: Changes) -> ReflectResult:
+        """Fold the observations since the last reflect into a new summary."""
+        config = self.config.reflect
+        observations = await self._inner.observations(
+            self.clock.last_memory, config.max_observations
+        )
+        text = await self.reflector.reflect(self.summary.text, observations, config.budget)
+        # Everything stored so far is folded in now, even what did not make the cut.
+        last = max(await self._inner.last_memory(), self.clock.last_memory)
+        changed = text != self.summary.text
+        self.clock.reflected(reason, last)
+        changes.state.update(self.clock.to_state())
+        changes.summaries.append(
+            SummaryVersion("consolidated", text, len(observations), self.reflector.name, reason)
+        )
+        self.summary.set(text)
+        self.world = WorldModel(text)
+        await self._brain.write_summary("consolidated", text)
+        self._emit("reflect", {"reason": reason, "observations": len(observations)})
+        self._log.info(
+            "soul.reflected", reason=reason, observations=len(observations), chars=len(text)
+        )
+        return ReflectResult(
+            "consolidated", reason, self.reflector.name, len(observations), changed, len(text)
+        )
+
+    async def weekly_summary(self, now: float, changes: Changes) -> ReflectResult:
+        config = self.config.reflect
+        observations = await self._inner.observations_since(now - 7 * DAY, config.max_observations)
+        text = await self.reflector.reflect(self.weekly.text, observations, config.weekly_budget)
+        changed = text != self.weekly.text
+        changes.summaries.append(
+            SummaryVersion("weekly", text, len(observations), self.reflector.name, "weekly")
+        )
+        self.weekly.set(text)
+        await self._brain.write_summary("weekly", text)
+        return ReflectResult(
+            "weekly", "weekly", self.reflector.name, len(observations), changed, len(text)
+        )
+
+    # -- recall -----------------------------------------------------------------
+
+    async def recall(
+        self,
+        query: str,
+        k: int,
+        changes: Changes,
+        *,
+        now: float | None = None,
+        explain: bool = False,
+    ) -> Recollection:
+        """Recall through every layer; fire-together, recall times and retrieval-
+        induced forgetting go into ``changes``. ``now``: what relative dates in the
+        query count from (default: the wall clock)."""
+        self._terms = await self._store.term_stats()  # kept current by the store
+        now = time.time() if now is None else now
+        if not self.config.cognition:
+            return await recall(
+                self._store, self._terms, self.config.recall, query, k, now=now, explain=explain
+            )
+        hebbian = self.config.hebbian
+        if self._associations is None:
+            self._associations = Associations(
+                await self._inner.strong_edges(hebbian.association_threshold)
+            )
+        layers = [
+            (name, layer.citations)
+            for name, layer in (("summary", self.summary), ("weekly", self.weekly))
+            if layer.citations is not None
+        ]
+        found = await recall(
+            self._store,
+            self._terms,
+            self.config.recall,
+            query,
+            k,
+            layers=layers,
+            associations=self._associations,
+            hebbian=hebbian,
+            cache=self._hits,
+            now=now,
+            explain=explain,
+        )
+        fired = found.fired
+        for pair in pairs(fired):
+            changes.edges[pair] += 1
+        changes.recalled.update(item.id for item in found.items)
+        for memory_id in found.competitors:
+            changes.penalties[memory_id] = (
+                changes.penalties.get(memory_id, 0.0) + hebbian.rif_penalty
+            )
+        return found
+
+    def ceiling(self, query: str) -> float:
+        """The BM25 score a memory made of exactly the query's terms would get: what a
+        recalled memory's score is measured against (resonance R, DESIGN §3.5). Call
+        after :meth:`recall` (which loads the statistics); 0 before."""
+        if self._terms is None:
+            return 0.0
+        terms = [term for term in query_terms(query) if self._terms.df(term)]
+        return self._terms.score(terms, terms)
+
+    async def after_write(self, changes: Changes) -> None:
+        """Bring the strong-edge index up to date once ``changes`` are committed."""
+        if not changes.edges or self._associations is None:
+            return
+        threshold = self.config.hebbian.association_threshold
+        weights = await self._inner.edge_weights(list(changes.edges))
+        for (a, b), weight in weights.items():
+            if weight >= threshold:
+                self._associations.set(a, b, weight)
+
+    def forget_caches(self) -> None:
+        """Drop the derived indexes; they are rebuilt when next needed."""
+        self._terms = None
+        self._store.drop_caches()
+        self._associations = None
+        self._hits = HitCache()
+
+    async def decay(self, now: float) -> DecayResult:
+        """The nightly pass: memories fade and hide, edges and markers weaken."""
+        config, hebbian, somatic = self.config.decay, self.config.hebbian, self.config.somatic
+        report = await self._inner.decay(
+            now,
+            permanent_at=config.permanent_at,
+            medium_at=config.medium_at,
+            medium_days=config.medium_days,
+            low_days=config.low_days,
+            purge_days=config.purge_days,
+            edge_factor=hebbian.nightly_factor,
+            edge_floor=hebbian.prune_below,
+            marker_factor=somatic.nightly_decay,
+            marker_floor=somatic.prune_below,
+        )
+        # The same arithmetic in memory as in SQL; derived indexes are rebuilt lazily.
+        self.markers.decay(somatic)
+        self.forget_caches()
+        self._log.info(
+            "soul.decayed",
+            hidden=report.hidden,
+            purged=report.purged,
+            edges_pruned=report.edges_pruned,
+            markers_pruned=report.markers_pruned,
+        )
+        return report
+
+    async def last_runs(self) -> dict[str, float]:
+        """When each scheduled job last ran here (Unix seconds), by job name."""
+        state = await self._inner.state()
+        return {k.removeprefix("ran."): float(v) for k, v in state.items() if k.startswith("ran.")}
+
+    async def table_counts(self) -> dict[str, int]:
+        return await self._inner.table_counts()
+
+    # -- feelings and self-knowledge ----------------------------------------------
+
+    def gut_feelings(self, query: str | None) -> str:
+        """Markers touched by the query or by the latest events."""
+        terms = set(query_terms(query)) if query else set()
+        for doc in self._recent:
+            terms.update(doc.split())
+        touching = self.markers.touching(sorted(terms))
+        return gut_feelings(touching, self.config.somatic)
+
+    async def known_gaps(self) -> str:
+        config = self.config.metacognition
+        gaps = await self._inner.gaps(config.inject_gaps)
+        return known_gaps_section([detail for _, detail in gaps], config)
+
+    async def homeostasis(self, now: float, changes: Changes) -> HomeostasisResult:
+        events, surprise = await self._inner.activity(now - DAY, 20)
+        positive, negative = self.markers.totals()
+        signal = homeostasis_check(events, surprise, positive, negative, self.config.homeostasis)
+        drives = {
+            "engaged": signal.drives.engaged,
+            "curious": signal.drives.curious,
+            "balanced": signal.drives.balanced,
+        }
+        if signal.sentence:
+            self.signal = signal.sentence
+            changes.state[_SIGNAL] = signal.sentence
+            self._emit("internal_signal", {"signal": signal.sentence, "distance": signal.distance})
+        return HomeostasisResult(signal.distance, drives, signal.sentence)
+
+    def hold_spark(self, spark: str, changes: Changes) -> None:
+        """A collision passed the gate: it shows in the next context, once."""
+        self.spark = spark
+        changes.state[_SPARK] = spark
+
+    def take_spark(self, changes: Changes) -> str:
+        spark, self.spark = self.spark, ""
+        if spark:
+            changes.state[_SPARK] = ""
+        return spark
+
+    def take_signal(self, changes: Changes) -> str:
+        """The pending internal signal, shown once: it is cleared as it is taken."""
+        signal, self.signal = self.signal, ""
+        if signal:
+            changes.state[_SIGNAL] = ""
+        return signal
+
+    async def confidence(self, topic: str, changes: Changes) -> Confidence:
+        config = self.config.metacognition
+        terms = query_terms(topic)
+        relevant = 0
+        if terms:
+            relevant = len(await self._store.search(fts_match(terms), config.coverage_saturation))
+        positive = sum(m.weight for m in self.markers.touching(terms) if m.valence == "positive")
+        negative = sum(m.weight for m in self.markers.touching(terms) if m.valence == "negative")
+        gaps = [
+            detail
+            for gap_topic, detail in await self._inner.gaps(1000)
+            if gap_matches(topic, gap_topic)
+        ]
+        result = sense_confidence(topic, relevant, positive, negative, gaps, config)
+        gap = gap_for(topic, result)
+        if gap is not None and not gaps:  # one recorded gap per topic is enough
+            changes.gaps.append((topic, gap))
+        if result.state == "low_confidence" and self._llm is not None:
+            self._llm.escalate_next()
+        return result

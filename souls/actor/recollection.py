@@ -1,0 +1,194 @@
+"""Recollection: what a soul brings back when asked, as recalled items or a context block.
+
+A recall is the mind's ranked memories for a query, joined (with cognition on) by the
+goals the query activates. A context is the block an agent puts in its system prompt:
+the stable sections, then what ranks for the query in retrieval or emergence mode (see
+:mod:`souls.recall.assembly`), within the section, total and session budgets (see
+:mod:`souls.recall.context`). Invariants a caller may rely on:
+
+* ``k`` outside ``1..[recall] max_k`` raises InvalidParams naming the setting to raise.
+* Every recall's duration goes into ``latency`` (what ``stats`` reports).
+* Every assembled context is logged twice: as an assembly row in the ``changes`` passed
+  (committed with the turn; ``why`` reads it) and as a ``context.assembled`` log line.
+  Both list only the items the block actually shows.
+* Once a session has injected ``[context] session_chars`` characters of recalled items
+  within ``session_window`` seconds, the recalled section is a notice saying when they
+  resume, and no item is logged as shown.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import msgspec
+import structlog
+
+from souls.actor.brain import Brain
+from souls.actor.clock import Clock
+from souls.actor.metrics import LatencyWindow
+from souls.actor.mind import Mind
+from souls.config import SoulConfig
+from souls.knowledge.goals import activated, goal_candidates
+from souls.knowledge.knowledge import Knowledge
+from souls.knowledge.tasks import Task, parse_tasks
+from souls.recall.assembly import choose, memory_candidates
+from souls.recall.context import assemble
+from souls.results import ContextResult, RecallItem, RecallResult
+from souls.store.changes import AssemblyRow, Changes
+from supervisor.errors import InvalidParams
+
+__all__ = ["Recollection"]
+
+
+class Recollection:
+    """The read side of one running soul, built once its store and mind are open."""
+
+    def __init__(
+        self,
+        name: str,
+        config: SoulConfig,
+        clock: Clock,
+        *,
+        mind: Mind,
+        knowledge: Knowledge,
+        brain: Brain,
+        latency: LatencyWindow,
+    ) -> None:
+        self._name = name
+        self._config = config
+        self._clock = clock
+        self._mind = mind
+        self._knowledge = knowledge
+        self._brain = brain
+        self._latency = latency
+        self._log = structlog.get_logger("soupd.soul")
+
+    async def recall(
+        self, query: str, k: int | None, explain: bool, changes: Changes
+    ) -> RecallResult:
+        """The best ``k`` memories for ``query`` (default ``[recall] k``), then the
+        goals it activates."""
+        limit = self._k(k)
+        started = time.perf_counter()
+        found = await self._mind.recall(
+            query, limit, changes, now=self._clock.now(), explain=explain
+        )
+        items = found.items
+        if self._config.cognition:
+            # Goals join recall by activation: bridge triggers and domains reach them too.
+            knowledge = self._knowledge
+            goals = [g for g in knowledge.goals.values() if g.state in ("active", "paused")]
+            chosen = activated(
+                goals,
+                query,
+                threshold=self._config.knowledge.goal_threshold,
+                limit=self._config.knowledge.goals_limit,
+            )
+            items = items + [c.item for c in goal_candidates(chosen, self._clock.now())]
+        self._latency.add(time.perf_counter() - started)
+        return RecallResult(items)
+
+    async def context(
+        self, query: str | None, session: str | None, changes: Changes
+    ) -> ContextResult:
+        """The context block: stable sections, then what ranks for ``query`` in retrieval
+        or emergence mode (see :mod:`souls.recall.assembly`), within the section, total and
+        session budgets; the assembly is logged for ``why``."""
+        mind = self._mind
+        now = self._clock.now()
+        config = self._config.context
+        memories: list[RecallItem] = []
+        ceiling = 0.0
+        if query:
+            memories = (await mind.recall(query, config.recall_k, changes, now=now)).items
+            ceiling = mind.ceiling(query)
+        contenders = memory_candidates(memories, ceiling)
+        upcoming: list[Task] = []
+        if self._config.cognition:
+            overdue, upcoming = await self._tasks_due(now)
+            keeps = (self._config.potential, config.recall_k)  # what choose() is given
+            contenders += await self._knowledge.candidates(query or "", now, overdue, keeps)
+        ranking, shown, logged = choose(contenders, self._config.potential, config.recall_k)
+        paused = ""
+        if shown and config.session_chars:
+            since = now - config.session_window
+            spent = await self._knowledge.session_spent(session, since)
+            spent += sum(a.recalled for a in changes.assemblies if a.session == session)
+            if spent >= config.session_chars:
+                resume = dt.datetime.fromtimestamp(now + config.session_window, dt.UTC)
+                paused = (
+                    f"(recalled items paused: this session injected {spent} characters of "
+                    f"recalled items in the last {config.session_window:g} s, the budget is "
+                    f"{config.session_chars}; they resume by {resume:%Y-%m-%d %H:%M} UTC)"
+                )
+                logged = []
+        result = assemble(
+            config,
+            identity=await self._brain.identity(),
+            summary=mind.summary.text,
+            weekly=mind.weekly.text,
+            gut_feelings=mind.gut_feelings(query),
+            known_gaps=await mind.known_gaps(),
+            due_tasks="\n".join(f"- [t{t.line}] {t.text} (due {_utc(t.due)})" for t in upcoming),
+            internal_signal=mind.take_signal(changes),
+            spark=mind.take_spark(changes),
+            recalled=shown,
+            paused=paused,
+        )
+        recalled = next((s for s in result.sections if s.name == "recalled"), None)
+        injected = set(recalled.items) if recalled is not None and not paused else set()
+        logged = [item for item in logged if item.id in injected]
+        mode = "none" if not contenders else ranking.mode
+        changes.assemblies.append(
+            AssemblyRow(
+                hash=result.hash,
+                session=session,
+                query=query,
+                mode=mode,
+                chars=len(result.text),
+                recalled=recalled.chars if recalled is not None and not paused else 0,
+                paused=bool(paused),
+                items=msgspec.json.encode(logged).decode(),
+                sections=msgspec.json.encode(
+                    [
+                        {"name": s.name, "chars": s.chars, "truncated": s.truncated}
+                        for s in result.sections
+                    ]
+                ).decode(),
+            )
+        )
+        self._log.info(
+            "context.assembled",
+            hash=result.hash,
+            prefix_hash=result.prefix_hash,
+            chars=len(result.text),
+            mode=mode,
+            paused=bool(paused),
+            sections=[s.name for s in result.sections],
+            items=[item.id for item in logged],
+        )
+        return result
+
+    def _k(self, k: int | None) -> int:
+        config = self._config.recall
+        if k is None:
+            return config.k
+        if not 1 <= k <= config.max_k:
+            raise InvalidParams(
+                f"k must be between 1 and {config.max_k} for soul {self._name!r} "
+                "(raise [recall] max_k in its TOML to allow more)"
+            )
+        return k
+
+    async def _tasks_due(self, now: float) -> tuple[list[Task], list[Task]]:
+        """Open TASKS.md tasks: those overdue, and those due within ``tasks_hours``."""
+        horizon = now + self._config.context.tasks_hours * 3600
+        tasks = parse_tasks(await self._brain.tasks()).pending()
+        overdue = [t for t in tasks if t.due <= now]
+        upcoming = [t for t in tasks if now < t.due <= horizon]
+        return overdue, upcoming
+
+
+def _utc(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

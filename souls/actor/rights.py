@@ -1,0 +1,364 @@
+"""The user's rights over a soul's data: forget, export, backup, rebuild (DESIGN §3.12).
+
+* ``forget`` deletes events and everything derived from them — their memories (and
+  index rows, Hebbian edges, sources), every summary version that cites them — in one
+  transaction, then recomputes the somatic markers from the events that remain.
+* ``export`` pages through events and derived state as JSON-ready records; an export's
+  ``event`` records import back as events.
+* ``backup`` takes a consistent online copy with SQLite's backup API.
+* ``rebuild`` recomputes the markers (weights and labels) from the events and the
+  full-text index from the memories, and reports what differed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import anyio
+import msgspec
+
+from souls.mind.appraisal import appraise, with_person
+from souls.mind.markers import Markers
+from souls.mind.somatic import SomaticConfig
+from souls.store import neighbours
+from souls.store.reindex import index_damaged, reindex
+from souls.store.store import Store
+from souls.text.tokenize import tokens
+
+__all__ = ["EXPORT_TABLES", "DataRights", "ForgetResult", "RebuildResult"]
+
+# (record type, table, columns, order) in export order; pages follow the primary key.
+EXPORT_TABLES: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "event",
+        "events",
+        "id, ref, kind, channel, sender, grp, mentioned, session, ts, recorded, salience, text,"
+        " person",
+        "id",
+    ),
+    (
+        "memory",
+        "memories",
+        "id, kind, event_id, text, salience, created, last_recalled, recalls, hidden_at, surprise",
+        "id",
+    ),
+    ("edge", "edges", "a, b, weight, updated", "a, b"),
+    ("marker", "markers", "topic, valence, weight, label, updated", "topic, valence"),
+    ("gap", "gaps", "id, topic, detail, created", "id"),
+    ("summary", "summaries", "id, layer, text, created, observations, reflector, reason", "id"),
+    ("task", "due", "key, due, text, line, fired_at", "key"),
+    (
+        "claim",
+        "claims",
+        "id, type, subject, slot, value, quote, event_id, source, confidence, state,"
+        " valid_from, valid_to, recorded_from, recorded_to, due, replaces",
+        "id",
+    ),
+    (
+        "question",
+        "questions",
+        "id, event_id, asker, session, text, asked, state, resolved, answer",
+        "id",
+    ),
+    ("person", "persons", "id, name, created", "id"),
+    ("identity", "identities", "channel, external, person, created", "channel, external"),
+    (
+        "goal",
+        "goals",
+        "id, speaker, statement, domain, priority, triggers, state, progress, created, updated",
+        "id",
+    ),
+)
+_PAGE = 1000
+
+
+class ForgetResult(msgspec.Struct, frozen=True):
+    events: int
+    memories: int
+    edges: int
+    summaries: int
+    markers: int  # markers after recomputing them from the remaining events
+    card_lines: int = 0  # card lines redacted (cards keep their numbers)
+    claims: int = 0  # claims extracted from the events
+    questions: int = 0  # questions asked in them (settled ones reopen if it was the answer)
+
+
+class RebuildResult(msgspec.Struct, frozen=True):
+    markers_before: int
+    markers_after: int
+    markers_changed: int  # markers whose weight or label differed (or that came or went)
+    # How the index stood before: visible memories it lacked, rows for none of them,
+    # and whether FTS5's own integrity check failed (then the two counts are 0: an
+    # index that cannot be read cannot be counted).
+    index_rows_missing: int
+    index_rows_extra: int
+    index_rows: int  # rows of the rebuilt index
+    index_damaged: bool = False
+
+
+class DataRights:
+    def __init__(self, store: Store, somatic: SomaticConfig) -> None:
+        self._store = store
+        self._somatic = somatic
+
+    async def matching_events(
+        self,
+        *,
+        ref: str | None = None,
+        match: str | None = None,
+        before: float | None = None,
+        everything: bool = False,
+    ) -> list[int]:
+        """Event ids a forget request names (exactly one criterion is given)."""
+        db = self._store.db
+        if everything:
+            rows = await db.execute_fetchall("SELECT id FROM events")
+        elif ref is not None:
+            rows = await db.execute_fetchall("SELECT id FROM events WHERE ref = ?", (ref,))
+        elif match is not None:
+            rows = await db.execute_fetchall(
+                "SELECT id FROM events WHERE instr(lower(text), lower(?)) > 0", (match,)
+            )
+        else:
+            assert before is not None
+            rows = await db.execute_fetchall("SELECT id FROM events WHERE ts < ?", (before,))
+        return [event_id for (event_id,) in rows]
+
+    async def forget(self, event_ids: Sequence[int], now: float) -> tuple[ForgetResult, list[int]]:
+        """Forget the events; also returns the numbers of the cards that were redacted
+        (their Markdown files need rewriting)."""
+        events = [(i,) for i in event_ids]
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as db:
+                redacted, cards = await _redact_cards(db, event_ids, now)
+                memories = [
+                    (m,)
+                    for chunk in _chunks(event_ids)
+                    for (m,) in await db.execute_fetchall(
+                        f"SELECT id FROM memories WHERE event_id IN ({_marks(chunk)})", chunk
+                    )
+                ]
+                memory_ids = {m for (m,) in memories}
+                # Where they sat: the rows around them carry their words as context.
+                places = await neighbours.places(db, sorted(memory_ids))
+                edges = 0
+                for (memory_id,) in memories:
+                    cursor = await db.execute(
+                        "DELETE FROM edges WHERE a = ? OR b = ?", (memory_id, memory_id)
+                    )
+                    edges += cursor.rowcount
+                await db.executemany("DELETE FROM memory_fts WHERE rowid = ?", memories)
+                await db.executemany("DELETE FROM memory_sources WHERE memory_id = ?", memories)
+                await db.executemany("DELETE FROM memory_sources WHERE event_id = ?", events)
+                await db.executemany("DELETE FROM memories WHERE id = ?", memories)
+                await db.executemany("DELETE FROM events WHERE id = ?", events)
+                await neighbours.refresh(db, places, self._store.context_turns)
+                claims = await _delete(db, "DELETE FROM claims WHERE event_id IN", event_ids)
+                questions = await _delete(db, "DELETE FROM questions WHERE event_id IN", event_ids)
+                await _delete(
+                    db,
+                    "UPDATE questions SET state = 'pending', resolved = NULL, answer = NULL"
+                    " WHERE answer IN",
+                    event_ids,
+                )
+                summaries = await _drop_citing(db, memory_ids)
+                markers = await self._recompute_markers(db, now)
+        result = ForgetResult(
+            len(events), len(memories), edges, summaries, len(markers), redacted, claims, questions
+        )
+        return result, cards
+
+    async def export_page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """Up to a page of records from ``cursor`` on, and the cursor of the next page
+        (None after the last). The cursor is ``<table index>:<rows of it done>``."""
+        kind_index, done = _parse_cursor(cursor)
+        records: list[dict[str, Any]] = []
+        while kind_index < len(EXPORT_TABLES) and len(records) < _PAGE:
+            kind, table, columns, order = EXPORT_TABLES[kind_index]
+            room = _PAGE - len(records)
+            rows = list(
+                await self._store.db.execute_fetchall(
+                    f"SELECT {columns} FROM {table} ORDER BY {order} LIMIT ? OFFSET ?",
+                    (room, done),
+                )
+            )
+            names = [c.strip() for c in columns.split(",")]
+            for values in rows:
+                record = dict(zip(names, values, strict=True))
+                if kind == "event":
+                    record["group"] = record.pop("grp")
+                    record["mentioned"] = bool(record["mentioned"])
+                elif kind == "claim":
+                    # "type" names the record; the claim's own (fact, rule...) is its kind.
+                    record["kind"] = record.pop("type")
+                records.append({"type": kind, **record})
+            done += len(rows)
+            if len(rows) < room:
+                kind_index, done = kind_index + 1, 0
+        finished = kind_index >= len(EXPORT_TABLES)
+        return records, None if finished else f"{kind_index}:{done}"
+
+    async def backup(self, target: Path) -> int:
+        """A consistent copy of the live database at ``target``; its size in bytes."""
+        temporary = target.with_name(f".{target.name}.partial")
+        async with aiosqlite.connect(temporary) as copy:
+            await self._store.db.backup(copy)
+        await anyio.Path(temporary).rename(target)
+        return (await anyio.Path(target).stat()).st_size
+
+    async def rebuild(self, now: float) -> RebuildResult:
+        """Recompute markers from the events and the full-text index from the visible
+        memories (:mod:`souls.store.reindex`); report what differed before."""
+        db = self._store.db
+        rows = await db.execute_fetchall("SELECT topic, valence, weight, label FROM markers")
+        before = {(topic, valence): (weight, label) for topic, valence, weight, label in rows}
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as write:
+                after = await self._recompute_markers(write, now)
+                damaged = await index_damaged(write)
+                missing, extra = (0, 0) if damaged else await _index_drift(write)
+                indexed = await reindex(write, self._store.context_turns)
+        self._store.drop_caches()
+        changed = sum(
+            1
+            for key in before.keys() | after.keys()
+            if key not in before
+            or key not in after
+            or abs(before[key][0] - after[key][0]) > 1e-9
+            or before[key][1] != after[key][1]
+        )
+        return RebuildResult(len(before), len(after), changed, missing, extra, indexed, damaged)
+
+    async def _recompute_markers(
+        self, db: aiosqlite.Connection, now: float
+    ) -> dict[tuple[str, str], tuple[float, str | None]]:
+        """Markers are the appraisals of the stored events, added up (decay aside), as
+        the mind perceives them (the person's too); labels come from the events in the
+        order they were stored, as they did live. Returns (weight, label) by key."""
+        markers = Markers()
+        events = await db.execute_fetchall("SELECT text, salience, person FROM events ORDER BY id")
+        for text, salience, person in events:
+            appraisal = appraise(text, salience, self._somatic, tokens(text))
+            if appraisal is not None:
+                markers.add(with_person(appraisal, person))
+        rows = [(t, v, w, markers.label(t)) for t, v, w in markers.rows()]
+        await db.execute("DELETE FROM markers")
+        await db.executemany(
+            "INSERT INTO markers (topic, valence, weight, label, updated) VALUES (?, ?, ?, ?, ?)",
+            [(*row, now) for row in rows],
+        )
+        return {(topic, valence): (weight, label) for topic, valence, weight, label in rows}
+
+
+async def _index_drift(db: aiosqlite.Connection) -> tuple[int, int]:
+    """Visible memories without an index row, and index rows without a visible memory."""
+    ((missing, extra),) = await db.execute_fetchall(
+        "SELECT (SELECT count(*) FROM memories WHERE hidden_at IS NULL"
+        "        AND id NOT IN (SELECT rowid FROM memory_fts)),"
+        "       (SELECT count(*) FROM memory_fts WHERE rowid NOT IN"
+        "        (SELECT id FROM memories WHERE hidden_at IS NULL))"
+    )
+    return int(missing), int(extra)
+
+
+_REDACTED = "[redacted: forgotten at the user's request]"
+
+
+async def _redact_cards(
+    db: aiosqlite.Connection, event_ids: Sequence[int], now: float
+) -> tuple[int, list[int]]:
+    """Redact the card lines that repeat a forgotten event, note it on the card, and
+    drop the cards' links to those events. Cards keep their numbers (never reused)."""
+    texts: list[str] = []
+    cards: set[int] = set()
+    for chunk in _chunks(event_ids):
+        marks = _marks(chunk)
+        texts += [
+            t.casefold()
+            for (t,) in await db.execute_fetchall(
+                f"SELECT text FROM events WHERE id IN ({marks})", chunk
+            )
+        ]
+        cards |= {
+            c
+            for (c,) in await db.execute_fetchall(
+                f"SELECT card FROM card_sources WHERE event_id IN ({marks})", chunk
+            )
+        }
+        await db.execute(f"DELETE FROM card_sources WHERE event_id IN ({marks})", chunk)
+    redacted = 0
+    for card in sorted(cards):
+        lines = await db.execute_fetchall(
+            "SELECT position, text FROM card_lines WHERE card = ? AND kind != 'note'", (card,)
+        )
+        doomed = [
+            (position,)
+            for position, text in lines
+            if any(
+                text.casefold() in forgotten or forgotten in text.casefold() for forgotten in texts
+            )
+        ]
+        await db.executemany(
+            "UPDATE card_lines SET text = ? WHERE card = ? AND position = ?",
+            [(_REDACTED, card, position) for (position,) in doomed],
+        )
+        (title,) = await db.execute_fetchall("SELECT title FROM cards WHERE number = ?", (card,))
+        if any(title[0].casefold() in f or f in title[0].casefold() for f in texts):
+            await db.execute("UPDATE cards SET title = ? WHERE number = ?", (_REDACTED, card))
+        if doomed:
+            redacted += len(doomed)
+            (last,) = await db.execute_fetchall(
+                "SELECT max(position) FROM card_lines WHERE card = ?", (card,)
+            )
+            await db.execute(
+                "INSERT INTO card_lines (card, position, kind, text, created)"
+                " VALUES (?, ?, 'note', ?, ?)",
+                (card, last[0] + 1, f"{len(doomed)} line(s) redacted after forget", now),
+            )
+    return redacted, sorted(cards)
+
+
+async def _drop_citing(db: aiosqlite.Connection, memory_ids: set[int]) -> int:
+    """Delete every summary version that cites a forgotten memory."""
+    if not memory_ids:
+        return 0
+    doomed = [
+        (summary_id,)
+        for summary_id, text in await db.execute_fetchall("SELECT id, text FROM summaries")
+        if memory_ids & {int(n) for n in _CITED.findall(text)}
+    ]
+    await db.executemany("DELETE FROM summaries WHERE id = ?", doomed)
+    return len(doomed)
+
+
+_CITED = re.compile(r"\bm(\d+)\b")
+
+
+def _parse_cursor(cursor: str | None) -> tuple[int, int]:
+    if not cursor:
+        return 0, 0
+    kind, _, after = cursor.partition(":")
+    if not (kind.isdigit() and after.isdigit()):
+        raise ValueError(f"cursor {cursor!r} is not one this daemon handed out")
+    return int(kind), int(after)
+
+
+async def _delete(db: aiosqlite.Connection, statement: str, ids: Sequence[int]) -> int:
+    """Run ``statement`` (ending in ``IN``) over ``ids`` in chunks; rows it touched."""
+    touched = 0
+    for chunk in _chunks(ids):
+        cursor = await db.execute(f"{statement} ({_marks(chunk)})", chunk)
+        touched += cursor.rowcount
+    return touched
+
+
+def _chunks(ids: Sequence[int]) -> list[list[int]]:
+    return [list(ids[i : i + 500]) for i in range(0, len(ids), 500)]
+
+
+def _marks(chunk: Sequence[int]) -> str:
+    return ",".join("?" * len(chunk))

@@ -1,0 +1,609 @@
+"""The soul actor: one task per soul, the sole owner of its database.
+
+The actor only serialises access; what a soul *does* lives in plain functions and
+small classes: its :class:`~souls.actor.mind.Mind`, its write path
+(:class:`~souls.actor.ingest.Ingest`), its answers to recall and context
+(:class:`~souls.actor.recollection.Recollection`), its cards (:class:`~souls.actor.deck.Deck`) and
+the requests on its knowledge and persons (:class:`~souls.actor.knowing.Knowing`). Invariants:
+
+* Mail is handled in turns: up to ``mailbox.batch`` messages at once. Consecutive
+  ``Observe`` messages are gated together and committed in one transaction (group
+  commit); each is acknowledged only after that transaction committed. Any other
+  message first flushes the observations before it, so mail keeps its order.
+* A crash fails the replies of the message(s) that caused it (nothing of them was
+  committed), hands the rest of the turn back to the mailbox, and propagates to the
+  supervisor, which restarts the soul from its database; the mailbox, and the mail
+  in it, outlive the crash.
+* Derived state a turn changes (markers, edges, reflect counters, summaries...) is
+  gathered in one :class:`~souls.store.changes.Changes` and committed with the turn's
+  events, or on its own at the end of the turn.
+* A reflect runs after the events that triggered it were committed and acknowledged:
+  a failing reflect can never cost an acknowledged event.
+* On cancellation (the supervisor stopping the soul) the turn in flight and the mail
+  already queued are finished within the soul's shutdown budget before the store
+  closes: a shutdown never drops an event that was queued.
+* Idle for ``[lifecycle] hibernate_after`` seconds, the soul *hibernates*: it closes
+  its store and :meth:`Soul.run` returns, leaving its mail queued in the mailbox for
+  the next incarnation. Housekeeping mail (scheduled jobs, task syncs, pings) does not
+  count as activity: a soul woken only for housekeeping hibernates right after it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import anyio
+import anyio.abc
+import msgspec
+import structlog
+
+from souls.actor.agenda import Agenda
+from souls.actor.brain import Brain
+from souls.actor.clock import Clock
+from souls.actor.deck import Deck
+from souls.actor.ingest import Ingest, tally
+from souls.actor.knowing import KNOWING, Knowing
+from souls.actor.mailbox import Envelope, Mailbox
+from souls.actor.metrics import LatencyWindow
+from souls.actor.mind import Emit, Mind
+from souls.actor.recollection import Recollection
+from souls.actor.rights import DataRights, ForgetResult
+from souls.collision.cards import CardStore
+from souls.config import SoulConfig
+from souls.events import EventIn
+from souls.intake.hygiene_gate import HygieneGate
+from souls.intake.intake import Intake
+from souls.knowledge.knowledge import Knowledge
+from souls.knowledge.persons import Persons
+from souls.messages import (
+    AddTask,
+    Backup,
+    CardAdd,
+    CardNote,
+    Cards,
+    Confidence,
+    Context,
+    Crash,
+    Decay,
+    Export,
+    Forget,
+    Homeostasis,
+    Import,
+    Judge,
+    LastRuns,
+    Ledger,
+    Lightning,
+    Message,
+    Observe,
+    Ping,
+    Rebuild,
+    Recall,
+    Reflect,
+    Stats,
+    StatusPage,
+    SyncTasks,
+    Tide,
+    Wakeup,
+    Weekly,
+)
+from souls.results import (
+    DecayResult,
+    ImportResult,
+    PushResult,
+    ReflectResult,
+    SoulStats,
+    TasksResult,
+)
+from souls.store.changes import Changes
+from souls.store.store import Store
+from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
+from supervisor.tree import shielded_cleanup
+
+__all__ = ["Soul"]
+
+# Mail that does not keep a soul awake: what the scheduler and health checks send.
+_HOUSEKEEPING = (Decay, Weekly, Homeostasis, Wakeup, LastRuns, SyncTasks, Ping)
+_T = TypeVar("_T")
+
+
+class Soul:
+    def __init__(
+        self,
+        name: str,
+        config: SoulConfig,
+        *,
+        db_path: Path,
+        brain_dir: Path,
+        clock: Clock,
+        emit: Emit | None = None,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self._db_path = db_path
+        self._brain = Brain(brain_dir)
+        self._clock = clock
+        self._intake = Intake(config.hygiene, config.attention)
+        self._recall_latency = LatencyWindow()
+        self._rejected: Counter[str] = Counter()
+        self._log = structlog.get_logger("soupd.soul")
+        self._emit: Emit = emit or _ignore
+        self._mailbox: Mailbox[Message] | None = None
+        # Messages per turn, smoothed: a flood shows as big turns with small ones between.
+        self._load = 0.0
+        self._store: Store | None = None
+        self._mind: Mind | None = None
+        self._agenda: Agenda | None = None
+        self._cards: CardStore | None = None
+        self._knowledge: Knowledge | None = None
+        self._ingest: Ingest | None = None
+        self._recollection: Recollection | None = None
+        self._deck: Deck | None = None
+        self._knowing: Knowing | None = None
+        # Derived-state changes of the turn in progress, committed once per turn.
+        self._changes = Changes()
+        # What the turn is handling right now: what a crash is blamed on.
+        self._current: Sequence[Envelope[Message]] = ()
+
+    async def run(
+        self,
+        mailbox: Mailbox[Message],
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+        active_at: float | None = None,
+    ) -> None:
+        """Open the store, then handle mail until the mailbox is closed and empty, or
+        until the soul hibernates (returns after ``[lifecycle] hibernate_after`` seconds
+        without mail that keeps it awake). ``active_at``: when, on the
+        ``anyio.current_time()`` clock, it last had such mail (default: now)."""
+        structlog.contextvars.bind_contextvars(soul=self.name)
+        self._mailbox = mailbox
+        store = await Store.open(
+            self._db_path,
+            synchronous=self.config.store.synchronous,
+            context_turns=self.config.recall.context_turns,
+        )
+        self._store = store
+        mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
+        self._agenda = Agenda(store, self._brain)
+        cards = self._cards = CardStore(store, self._brain.root / "cards")
+        persons = Persons(store)
+        knowledge = self._knowledge = Knowledge(
+            store, self.config.knowledge, HygieneGate(self.config.hygiene)
+        )
+        self._ingest = Ingest(
+            self.config,
+            self._clock,
+            intake=self._intake,
+            rejected=self._rejected,
+            store=store,
+            mind=mind,
+            knowledge=knowledge,
+            persons=persons,
+            mailbox=mailbox,
+            committed=self._committed,
+            emit=self._emit,
+        )
+        self._recollection = Recollection(
+            self.name,
+            self.config,
+            self._clock,
+            mind=mind,
+            knowledge=knowledge,
+            brain=self._brain,
+            latency=self._recall_latency,
+        )
+        self._deck = Deck(
+            self.name,
+            self.config,
+            self._clock,
+            store=store,
+            cards=cards,
+            mind=mind,
+            root=self._brain.root,
+            emit=self._emit,
+        )
+        self._knowing = Knowing(
+            self.name, self._clock, store=store, knowledge=knowledge, persons=persons
+        )
+        batch: list[Envelope[Message]] = []
+        try:
+            await self._brain.ensure()
+            await mind.load()
+            await knowledge.load()
+            await persons.load()
+            task_status.started()
+            active = anyio.current_time() if active_at is None else active_at
+            while True:
+                try:
+                    batch = await self._next_batch(mailbox, active)
+                except anyio.EndOfStream:
+                    return
+                if not batch:
+                    self._log.info("soul.hibernating")
+                    return
+                if not all(isinstance(e.message, _HOUSEKEEPING) for e in batch):
+                    active = anyio.current_time()
+                await self._turn(batch)
+                batch = []
+        except anyio.get_cancelled_exc_class():
+            with shielded_cleanup():
+                await self._drain(mailbox, batch)
+            raise
+        except BaseException:
+            # The message(s) being handled caused the crash: fail them (nothing of them
+            # was committed). The rest of the turn goes back to the mailbox for the
+            # restarted soul, so a crash costs only the mail that caused it.
+            crashed = SoulUnavailable(
+                f"soul {self.name!r} crashed while handling this request and is restarting; "
+                "nothing of it was stored, send it again"
+            )
+            for envelope in self._current:
+                if envelope.reply is not None:
+                    envelope.reply.fail(crashed)
+                envelope.done = True
+            mailbox.redeliver(e for e in batch if not e.done)
+            raise
+        finally:
+            self._store = self._mind = self._agenda = self._cards = self._knowledge = None
+            self._ingest = self._recollection = self._deck = self._knowing = None
+            with anyio.CancelScope(shield=True):
+                await mind.aclose()
+                await store.close()
+
+    async def _next_batch(
+        self, mailbox: Mailbox[Message], active: float
+    ) -> list[Envelope[Message]]:
+        """The next turn's mail; empty once the soul has been idle ``hibernate_after``
+        seconds since ``active`` (never when that is 0)."""
+        limit, idle = self.config.mailbox.batch, self.config.lifecycle.hibernate_after
+        if not idle:
+            return await mailbox.receive_batch(limit)
+        batch = mailbox.receive_ready(limit)
+        if batch:
+            return batch
+        # Giving up the wait loses no mail: a memory stream hands an envelope only to a
+        # receiver with no cancellation pending, and one handed over is returned.
+        with anyio.move_on_after(max(active + idle - anyio.current_time(), 0.0)):
+            return await mailbox.receive_batch(limit)
+        return []
+
+    async def _drain(self, mailbox: Mailbox[Message], in_flight: list[Envelope[Message]]) -> None:
+        """Finish the interrupted turn and the queued mail (already inside a shield)."""
+        pending = [e for e in in_flight if not e.done]
+        while True:
+            pending.extend(mailbox.receive_ready(self.config.mailbox.batch))
+            if not pending:
+                return
+            await self._turn(pending)
+            self._log.info("soul.drained", messages=len(pending))
+            pending = []
+
+    async def _turn(self, batch: Sequence[Envelope[Message]]) -> None:
+        started = time.perf_counter()
+        self._load = 0.8 * self._load + 0.2 * len(batch)
+        observed: list[Envelope[Message]] = []
+        for envelope in batch:
+            if isinstance(envelope.message, Observe):
+                observed.append(envelope)
+                continue
+            if observed:
+                await self._observe(observed)
+                observed = []
+            self._current = (envelope,)
+            await self._handle(envelope)
+        if observed:
+            await self._observe(observed)
+        self._current = ()
+        await self._commit_changes()
+        self._log.info(
+            "soul.turn",
+            messages=len(batch),
+            ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    async def _observe(self, envelopes: Sequence[Envelope[Message]]) -> None:
+        self._current = envelopes
+        events = [e.message.event for e in envelopes if isinstance(e.message, Observe)]
+        ingest = self._require_ingest()
+        outcomes, reason = await ingest.ingest(events, self._changes, load=self._load)
+        trigger: tuple[Envelope[Message], PushResult] | None = None
+        for envelope, outcome in zip(envelopes, outcomes, strict=True):
+            envelope.done = True
+            if isinstance(outcome, PushResult) and outcome.reflected:
+                # Answered once the reflect is done: "reflected" means MEMORY.md is new.
+                trigger = (envelope, outcome)
+            elif envelope.reply is None:
+                continue
+            elif isinstance(outcome, SoupdError):
+                envelope.reply.fail(outcome)
+            else:
+                envelope.reply.resolve(outcome)
+        await self._require_deck().session_draws(events, outcomes, self._changes)
+        ingest.direct(events, outcomes)
+        if reason is not None:
+            reflected = False
+            try:
+                reflected = await self._reflect_safely(reason)
+            finally:
+                # Answered even if the reflect blew up: the event itself is committed.
+                if trigger is not None and trigger[0].reply is not None:
+                    envelope, outcome = trigger
+                    result = msgspec.structs.replace(outcome, reflected=reflected)
+                    trigger[0].reply.resolve(result)
+
+    async def _committed(self, changes: Changes) -> None:
+        """``changes`` were written: let the mind catch up, start a fresh set."""
+        self._changes = Changes()
+        await self._require_mind().after_write(changes)
+
+    async def _commit_changes(self) -> None:
+        if self._changes:
+            changes = self._changes
+            await self._require_store().flush(changes, self._clock.now())
+            await self._committed(changes)
+
+    async def _reflect(self, reason: str) -> ReflectResult:
+        """Reflect and commit its result, then crystallise the new summary into a card
+        (raises SoulUnavailable when it cannot)."""
+        try:
+            mind = self._require_mind()
+            result = await mind.reflect(reason, self._changes)
+            await self._commit_changes()
+            if result.changed:
+                await self._require_deck().crystallise(mind.summary.text)
+        except (OSError, SoupdError) as error:
+            self._log.error("soul.reflect_failed", reason=reason, error=str(error))
+            raise SoulUnavailable(
+                f"soul {self.name!r} could not reflect ({error}); see the daemon log"
+            ) from None
+        return result
+
+    async def _reflect_safely(self, reason: str) -> bool:
+        """Reflect after stored events; a failure is logged (by ``_reflect``), never
+        raised: the events that triggered it are committed whatever happens here."""
+        try:
+            await self._reflect(reason)
+        except SoulUnavailable:
+            return False
+        return True
+
+    async def _handle(self, envelope: Envelope[Message]) -> None:
+        message, reply = envelope.message, envelope.reply
+        if isinstance(message, Crash):
+            raise InjectedFault(f"injected fault in soul {self.name!r}: {message.reason}")
+        try:
+            match message:
+                case Import(events=events):
+                    # Shielded: an import commits chunk by chunk, so an interrupted one
+                    # could not be resumed without storing its first chunks twice.
+                    # Its size is bounded by the frame cap.
+                    with anyio.CancelScope(shield=True):
+                        result: object = await self._import(events)
+                case Recall(query=query, k=k, explain=explain):
+                    recollection = self._require_recollection()
+                    result = await recollection.recall(query, k, explain, self._changes)
+                case Context(query=query, session=session):
+                    recollection = self._require_recollection()
+                    result = await recollection.context(query, session, self._changes)
+                case Stats():
+                    result = await self._stats()
+                case Reflect():
+                    result = await self._reflect("manual")
+                case Weekly():
+                    self._ran("weekly")
+                    result = await self._require_mind().weekly_summary(
+                        self._clock.now(), self._changes
+                    )
+                    await self._commit_changes()
+                    # The weekly tide comes with the weekly summary.
+                    await self._require_deck().tide()
+                case Tide():
+                    result = await self._require_deck().tide()
+                case StatusPage(stamp=stamp):
+                    result = {"html": await self._require_deck().status_page(stamp)}
+                case Decay(now=now):
+                    self._ran("decay")
+                    result = await self._decay(self._clock.now() if now is None else now)
+                case Homeostasis():
+                    self._ran("homeostasis")
+                    result = await self._require_mind().homeostasis(
+                        self._clock.now(), self._changes
+                    )
+                case Confidence(topic=topic):
+                    result = await self._require_mind().confidence(topic, self._changes)
+                case SyncTasks():
+                    result = await self._require_agenda().sync()
+                case AddTask(text=text, due=due):
+                    result = await self._add_task(text, due)
+                case Wakeup(key=key):
+                    result = await self._wakeup(key)
+                case LastRuns():
+                    result = await self._require_mind().last_runs()
+                case Ping():
+                    result = "pong"
+                case Forget(ref=ref, match=match, before=before, everything=everything):
+                    result = await self._forget(ref, match, before, everything)
+                case Export(cursor=cursor):
+                    result = await self._export(cursor)
+                case Backup(path=path):
+                    target = Path(path)
+                    size = await self._rights().backup(target)
+                    result = {"path": str(target), "bytes": size}
+                case CardAdd() as add:
+                    result = await self._require_deck().add(add)
+                case CardNote(number=number, text=text):
+                    result = await self._require_deck().note(number, text)
+                case Cards(strict=strict):
+                    result = await self._require_deck().listing(strict)
+                case Lightning() as lightning:
+                    result = await self._require_deck().lightning(lightning, self._changes)
+                case Judge(draw=draw, card=card, verdict=verdict, line=line):
+                    result = await self._require_deck().verdict(draw, card, verdict, line)
+                case Ledger(limit=limit):
+                    result = await self._require_deck().ledger(limit)
+                case Rebuild():
+                    await self._commit_changes()
+                    result = await self._rights().rebuild(self._clock.now())
+                    await self._require_mind().load()
+                case _ if isinstance(message, KNOWING):
+                    result = await self._require_knowing().handle(message)
+                case _:
+                    raise InvalidParams(f"soul cannot handle {type(message).__name__}")
+        except SoupdError as error:
+            envelope.done = True
+            if reply is not None:
+                reply.fail(error)
+            return
+        envelope.done = True
+        if reply is not None:
+            reply.resolve(result)
+
+    async def _import(self, events: Sequence[EventIn]) -> ImportResult:
+        result = ImportResult()
+        size = self.config.mailbox.import_batch
+        ingest = self._require_ingest()
+        for start in range(0, len(events), size):
+            chunk = events[start : start + size]
+            # Each chunk is its own transaction: it commits the changes it is given and
+            # the next one takes the fresh set started then.
+            outcomes, reason = await ingest.ingest(chunk, self._changes, load=self._load)
+            if reason is not None:
+                await self._reflect_safely(reason)
+            tally(result, start, outcomes)
+        self._log.info(
+            "soul.imported",
+            stored=result.stored,
+            dropped=result.dropped,
+            duplicate=result.duplicate,
+            rejected=result.rejected,
+        )
+        return result
+
+    def _ran(self, job: str) -> None:
+        """Remember when a scheduled job last ran, so a daemon that was down for its
+        time can run it at start (see ``LastRuns``)."""
+        self._changes.state[f"ran.{job}"] = repr(self._clock.now())
+
+    async def _add_task(self, text: str, due: float) -> TasksResult:
+        try:
+            return await self._require_agenda().add(text, due)
+        except ValueError as exc:
+            raise InvalidParams(f"cannot add that task: {exc}") from None
+
+    async def _wakeup(self, key: str) -> PushResult | None:
+        """A due task fires: its wake-up event is stored (once: the task is marked fired
+        in the same transaction) and published."""
+        task = await self._require_agenda().task(key)
+        if task is None:
+            return None
+        self._changes.fired[key] = self._clock.now()
+        event = EventIn(
+            text=f"wake-up: {task.text}",
+            kind="wakeup",
+            channel="schedule",
+            ref=f"due:{key}",
+            ts=task.due,
+        )
+        ingest = self._require_ingest()
+        (outcome,), reason = await ingest.ingest([event], self._changes, load=self._load)
+        self._emit("wakeup", {"key": key, "text": task.text, "due": task.due})
+        if reason is not None:
+            await self._reflect_safely(reason)
+        if isinstance(outcome, SoupdError):
+            self._log.warning("soul.wakeup_rejected", key=key, code=outcome.code)
+            return None
+        return outcome
+
+    async def _decay(self, now: float) -> DecayResult:
+        await self._commit_changes()
+        return await self._require_mind().decay(now)
+
+    async def _stats(self) -> SoulStats:
+        store = self._require_store()
+        counts = await store.counts()
+        return SoulStats(
+            soul=self.name,
+            events=counts.events,
+            memories=counts.memories,
+            hidden=counts.hidden,
+            counters=await store.counters(),
+            rejected=dict(self._rejected),
+            queued=0,
+            mailbox_capacity=self.config.mailbox.capacity,
+            recall_p50_ms=self._recall_latency.percentile_ms(50),
+            recall_p95_ms=self._recall_latency.percentile_ms(95),
+            recalls=self._recall_latency.count,
+            last_surprise=self._require_mind().last_surprise,
+            **await self._require_mind().table_counts(),
+        )
+
+    def _rights(self) -> DataRights:
+        return DataRights(self._require_store(), self.config.somatic)
+
+    async def _forget(
+        self, ref: str | None, match: str | None, before: float | None, everything: bool
+    ) -> ForgetResult:
+        await self._commit_changes()
+        self._require_knowledge().entries.invalidate()  # claims go with their events
+        rights = self._rights()
+        ids = await rights.matching_events(
+            ref=ref, match=match, before=before, everything=everything
+        )
+        result, redacted = await rights.forget(ids, self._clock.now())
+        await self._require_cards().rewrite(redacted)
+        # Summaries, markers and the index changed under the mind: rebuild it.
+        mind = self._require_mind()
+        mind.forget_caches()
+        await mind.load()
+        await self._require_knowledge().load()
+        self._log.info("soul.forgot", **msgspec.structs.asdict(result))
+        return result
+
+    async def _export(self, cursor: str | None) -> dict[str, object]:
+        try:
+            records, following = await self._rights().export_page(cursor)
+        except ValueError as exc:
+            raise InvalidParams(f"invalid params for export: {exc}") from None
+        return {"records": records, "cursor": following}
+
+    def _running(self, part: _T | None) -> _T:
+        """``part`` of the soul while it runs (its store, mind...): SoulUnavailable
+        when it does not (before :meth:`run` opened the store, or after it closed it)."""
+        if part is None:
+            raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
+        return part
+
+    def _require_store(self) -> Store:
+        return self._running(self._store)
+
+    def _require_mind(self) -> Mind:
+        return self._running(self._mind)
+
+    def _require_agenda(self) -> Agenda:
+        return self._running(self._agenda)
+
+    def _require_cards(self) -> CardStore:
+        return self._running(self._cards)
+
+    def _require_knowledge(self) -> Knowledge:
+        return self._running(self._knowledge)
+
+    def _require_knowing(self) -> Knowing:
+        return self._running(self._knowing)
+
+    def _require_ingest(self) -> Ingest:
+        return self._running(self._ingest)
+
+    def _require_recollection(self) -> Recollection:
+        return self._running(self._recollection)
+
+    def _require_deck(self) -> Deck:
+        return self._running(self._deck)
+
+
+def _ignore(kind: str, payload: dict[str, object]) -> None:
+    """The default output sink: a soul run without a daemon publishes nowhere."""

@@ -1,0 +1,17 @@
+"""Collision memory (primordial-soup, DESIGN §3.8): old conclusions against today's topic.
+
+Cards (:mod:`~souls.collision.cards`) are one reflect's or conversation's conclusions;
+lightning (:mod:`~souls.collision.lightning`) draws some of them by weight; the
+presentation gate (:mod:`~souls.collision.presentation_gate`) shows a draw only when it
+brings an increment, judged by :mod:`~souls.collision.judge` (the built-in gate or a chat
+model); :mod:`~souls.collision.collider` records every draw, shown or silenced. The weekly
+tide (:mod:`~souls.collision.tide`) reconciles the deck, and
+:mod:`~souls.collision.status_page` renders it as one HTML file.
+
+May import :mod:`souls.llm`, :mod:`souls.recall`, :mod:`souls.mind`, :mod:`souls.intake`,
+:mod:`souls.store`, :mod:`souls.text` and the vocabulary modules; never knowledge
+(the two are independent) or the actor.
+"""
+
+# The modules other rooms may import; the rest are this room's own.
+__all__ = ["cards", "collider", "judge", "lightning", "presentation_gate", "status_page", "tide"]

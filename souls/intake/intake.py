@@ -1,0 +1,63 @@
+"""Intake: one event through the hygiene gate, its time, and the attention gate.
+
+A pure step (no I/O) that turns an ``EventIn`` into a row ready to store, a drop, or
+an error. It is the soul's one write boundary: nothing reaches the store otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from souls.events import EventIn, event_time
+from souls.intake.attention_gate import AttentionConfig, AttentionGate
+from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
+from souls.intake.surprise import WorldModel
+from souls.store.store import NewEvent
+from souls.text.tokenize import tokens
+from supervisor.errors import InvalidParams
+
+__all__ = ["Dropped", "Intake"]
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """Below the attention threshold: counted, never stored."""
+
+    salience: float
+
+
+class Intake:
+    def __init__(self, hygiene: HygieneConfig, attention: AttentionConfig) -> None:
+        self._hygiene = HygieneGate(hygiene)
+        self._attention = AttentionGate(attention)
+
+    def admit(self, event: EventIn, now: float, world: WorldModel | None) -> NewEvent | Dropped:
+        """Gate ``event`` and measure its surprise against ``world`` (if any).
+
+        Raises RejectedInput (hygiene) or InvalidParams (bad time)."""
+        self._hygiene.check(event.text)
+        try:
+            ts = event_time(event.ts, now)
+        except ValueError as exc:
+            raise InvalidParams(str(exc)) from None
+        salience = self._attention.score(
+            kind=event.kind, text=event.text, group=event.group, mentioned=event.mentioned
+        )
+        if not self._attention.admits(salience):
+            return Dropped(salience)
+        words = tokens(event.text)
+        return NewEvent(
+            ref=event.ref,
+            kind=event.kind,
+            channel=event.channel,
+            sender=event.sender,
+            group=event.group,
+            mentioned=event.mentioned,
+            session=event.session,
+            ts=ts,
+            recorded=now,
+            salience=salience,
+            text=event.text,
+            doc=" ".join(words),
+            surprise=world.novelty(words) if world is not None else 0.0,
+        )

@@ -1,0 +1,115 @@
+# ruff: noqa: RUF001  (full-width punctuation and curly quotes are what the patterns match)
+"""The regex building blocks the claim patterns are written in (``souls.knowledge.claim_patterns``).
+
+Plain strings, each a fragment to splice into a pattern with an f-string; none holds a
+capturing group except what ``en_action`` and ``zh_action`` name. What a caller may
+rely on: English triggers are case-insensitive through scoped ``(?i:...)`` groups, while
+``WORD``, ``NAME``, ``PLACE`` and ``ORG`` are case-sensitive, since a capital letter is
+what marks a name; the ``ZH_*_END`` fragments are lookaheads that consume nothing;
+``HAN`` and ``STOPS`` are character-class bodies, to splice inside ``[...]``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ACTION_END",
+    "AP",
+    "BDAY",
+    "BE",
+    "CLAUSE_END",
+    "HAN",
+    "JOBS",
+    "KIND",
+    "LANG",
+    "MONTH",
+    "NAME",
+    "OBJ",
+    "ORG",
+    "PARTNER",
+    "PLACE",
+    "STOPS",
+    "WILL",
+    "WORD",
+    "ZH_DATE",
+    "ZH_END",
+    "ZH_KIND",
+    "ZH_LANG",
+    "ZH_NAME",
+    "ZH_PARTNER",
+    "ZH_PHRASE",
+    "ZH_PHRASE_END",
+    "ZH_PLACE_END",
+    "en_action",
+    "zh_action",
+]
+
+# Building blocks. English triggers are case-insensitive through scoped (?i:...) groups;
+# names and places stay case-sensitive, since a capital letter is what marks them.
+AP = "['’]"
+HAN = "\u4e00-\u9fff"
+WORD = r"[A-Z\u00c0-\u00de][A-Za-z\u00c0-\u024f'’\-]*"
+NAME = rf"{WORD}(?:\s(?!I\b){WORD}){{0,2}}"
+PLACE = rf"{WORD}\.?(?:[\s\-](?:(?:of|upon|on|de|del|la|le|am)\s)?(?!I\b){WORD}\.?){{0,3}}"
+ORG = r"[A-Z0-9][\w&'’.\-]*(?:\s(?:&\s)?(?!I\b)[A-Z0-9][\w&'’.\-]*){0,3}"
+STOPS = r"\s，。！？、,.!?；;：:~～…）)」』"
+ZH_END = rf"(?=$|[{STOPS}]|了|啦|哦|呀|啊|吧|哈|呢)"
+ZH_NAME = rf"(?:[{HAN}]{{1,4}}?|{NAME})"  # lazy: 麻薯了 is 麻薯
+ZH_PHRASE = rf"[{HAN}A-Za-z0-9][{HAN}A-Za-z0-9 ·]{{0,19}}?"
+ZH_PHRASE_END = rf"(?=$|[{STOPS}]|了|啦|啊|呀|吧|哦|呢|哈|因为|但是|可是|不过|所以|而且)"
+ZH_PLACE_END = rf"(?=$|[{STOPS}]|了|啦|啊|呀|吧|哦|的|已经|工作|上班|生活|读书|上学|长大)"
+CLAUSE_END = (
+    r"(?=\s*$|\s*[,;:()\[\]\"“”—–]|\s+(?i:but|because|since|although|though|when|whenever"
+    r"|if|so|as|and\s+i|or\s+i|which|who|that|too|anymore|any\s+more|these\s+days"
+    r"|nowadays|now|again|a\s+lot|very\s+much|more|either)\b)"
+)
+OBJ = rf"[^\s,;:()\"“”][^,;:()\"“”]{{0,60}}?{CLAUSE_END}"
+ACTION_END = (
+    r"(?=\s*$|\s*[,;:()\"“”—–]|\s+(?i:but|because|since|although|though|so\s+that|if"
+    r"|unless|and\s+then|and\s+i|or\s+i)\b)"
+)
+KIND = (
+    r"cat|kitten|kitty|dog|puppy|rabbit|bunny|hamster|parrot|bird|turtle|tortoise"
+    r"|goldfish|fish|horse|guinea\s+pig|ferret|snake|lizard"
+)
+ZH_KIND = r"猫咪|小猫|猫|小狗|狗狗|狗|兔子|仓鼠|鹦鹉|乌龟|金鱼|鱼|龙猫|刺猬"
+PARTNER = r"wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse"
+ZH_PARTNER = r"老婆|老公|妻子|丈夫|太太|先生|女朋友|男朋友|女友|男友|对象|爱人|未婚妻|未婚夫"
+JOBS = (
+    r"teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|accountant|student"
+    r"|researcher|scientist|writer|journalist|manager|chef|cook|pilot|farmer|architect"
+    r"|dentist|pharmacist|librarian|consultant|analyst|professor|lecturer|artist|musician"
+    r"|photographer|translator|editor|mechanic|electrician|plumber|carpenter|firefighter"
+    r"|officer|barista|waiter|waitress|cashier|driver|veterinarian|vet|therapist"
+    r"|psychologist|surgeon|paramedic|tutor|intern|freelancer|entrepreneur|founder"
+)
+LANG = (
+    r"English|Chinese|Mandarin|Cantonese|French|German|Spanish|Japanese|Korean|Italian"
+    r"|Portuguese|Russian|Arabic|Dutch|Hindi|Swedish|Polish|Turkish|Vietnamese|Thai|Greek"
+    r"|Hebrew|Indonesian"
+)
+ZH_LANG = (
+    r"中文|汉语|普通话|粤语|英语|英文|日语|日文|韩语|法语|德语|西班牙语|俄语|意大利语"
+    r"|葡萄牙语|阿拉伯语|闽南语|上海话|四川话"
+)
+MONTH = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+BDAY = (
+    rf"(?i:\d{{4}}-\d\d-\d\d|(?:{MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{MONTH})(?:,?\s+\d{{4}})?)(?![\w-])"
+)
+ZH_DATE = (
+    r"大后天|后天|明天|明早|明晚|今天|今晚|(?:下个?|这个?|本)?(?:周|星期|礼拜)[一二三四五六日天]"
+    r"|(?:\d{4}年)?\d{1,2}月\d{1,2}[日号]"
+)
+WILL = rf"(?:{AP}ll|\s+will)"
+BE = rf"(?:{AP}m|{AP}re|\s+am|\s+are)"
+
+
+def en_action(slot: str) -> str:
+    return rf"(?P<{slot}>[A-Za-z][^,;:()\"“”]{{1,80}}?){ACTION_END}"
+
+
+def zh_action(slot: str) -> str:
+    return rf"(?P<{slot}>[^{STOPS}]{{2,30}})"

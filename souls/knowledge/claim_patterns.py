@@ -1,0 +1,213 @@
+# ruff: noqa: RUF001  (full-width punctuation and curly quotes are what the patterns match)
+"""The rule table of claim extraction: what a rule is, and every English and Chinese rule.
+
+``RULES`` holds, by family, the patterns for names, pets, partner, places and hometown,
+job and employer, likes and dislikes, birthday and language, then promises and plans.
+``souls.knowledge.claim_rules`` applies them. What a caller may rely on:
+
+- Every named group of a pattern is a slot name of ``souls.knowledge.claims.SLOTS``.
+- Consecutive rules of one family share one ``Trigger`` object (compared by identity).
+- Order matters only among plans and commitments: the first rule that covers an action
+  claims it, so a promise is never also read as a plan.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from souls.knowledge.claim_fragments import (
+    ACTION_END,
+    AP,
+    BDAY,
+    BE,
+    HAN,
+    JOBS,
+    KIND,
+    LANG,
+    NAME,
+    OBJ,
+    ORG,
+    PARTNER,
+    PLACE,
+    STOPS,
+    WILL,
+    ZH_DATE,
+    ZH_END,
+    ZH_KIND,
+    ZH_LANG,
+    ZH_NAME,
+    ZH_PARTNER,
+    ZH_PHRASE,
+    ZH_PHRASE_END,
+    ZH_PLACE_END,
+    en_action,
+    zh_action,
+)
+
+__all__ = ["RULES", "WORDS", "Rule", "Trigger"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    # Each named group is a slot and yields one claim. With ``dated``, a plan counts only
+    # when its sentence holds a date phrase ("I'll go hiking" is no plan, "I'll go hiking
+    # tomorrow" is); an action addressed to the listener is a commitment and needs none.
+    pattern: re.Pattern[str]
+    # Words a sentence the pattern can match holds (at least one of them): most
+    # sentences skip most patterns on this cheap check.
+    trigger: Trigger
+    dated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    words: frozenset[str]  # lowercase ASCII words, as WORDS splits a sentence
+    han: tuple[str, ...]  # Chinese substrings
+
+    def hit(self, words: set[str], sentence: str) -> bool:
+        if not self.words.isdisjoint(words):
+            return True
+        return not sentence.isascii() and any(h in sentence for h in self.han)
+
+
+WORDS = re.compile(r"[a-z]+")
+
+
+def _trigger(words: str, han: str = "") -> Trigger:
+    return Trigger(frozenset(words.split()), tuple(han.split("|")) if han else ())
+
+
+def _rules(*patterns: str, trigger: Trigger, dated: bool = False) -> list[Rule]:
+    return [Rule(re.compile(p), trigger, dated) for p in patterns]
+
+
+# Order matters only among plans and commitments: the first rule that covers an action
+# claims it, so a promise is never also read as a plan.
+RULES: tuple[Rule, ...] = (
+    *_rules(
+        # names
+        rf"(?i:\bmy\s+name\s+is|\bmy\s+name{AP}s|\bi{AP}m\s+called|\bi\s+am\s+called"
+        rf"|\bcall\s+me|\bi\s+go\s+by)\s+(?P<name>{NAME})",
+        rf"(?:^|(?<=[，,。\s好]))我叫(?P<name>{ZH_NAME}){ZH_END}",
+        rf"我的名字(?:是|叫)(?P<name>{ZH_NAME}){ZH_END}",
+        trigger=_trigger("name named called call by", "我叫|名字"),
+    ),
+    *_rules(
+        # pets
+        rf"(?i:\b(?:my|our)\s+(?P<pet_kind>{KIND})(?:{AP}s\s+(?:new\s+)?name\s+is"
+        rf"|\s+is\s+called|\s+is\s+named|\s+is|\s+named|\s+called))\s+(?:the\s+)?"
+        rf"(?P<pet_name>{NAME})",
+        rf"(?i:\b(?:i|we)\s+(?:have|got|adopted|own)\s+a\s+(?P<pet_kind>{KIND})\s+"
+        rf"(?:called|named))\s+(?P<pet_name>{NAME})",
+        rf"(?i:\b(?:i|we)(?:\s+have|{AP}ve)?\s+(?:just\s+)?renamed\s+(?:the|our|my)\s+"
+        rf"(?P<pet_kind>{KIND}))\s+(?:to\s+)?(?P<pet_name>{NAME})",
+        rf"我(?:们)?(?:的|家的?|养的)(?P<pet_kind>{ZH_KIND})(?:的名字)?(?:叫做?|名叫|是)"
+        rf"(?P<pet_name>{ZH_NAME}){ZH_END}",
+        rf"我(?:们)?(?:已经|刚)?把(?:我的|我们的|我家的?|家里的)?(?P<pet_kind>{ZH_KIND})"
+        rf"(?:的名字)?改(?:名|成|为)(?:叫|为|成)?了?(?P<pet_name>{ZH_NAME}){ZH_END}",
+        trigger=_trigger(KIND.replace("|", " ").replace("\\s+", " "), ZH_KIND),
+    ),
+    *_rules(
+        # partner
+        rf"(?i:\bmy\s+(?:{PARTNER})(?:{AP}s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?)"
+        rf"\s+(?P<partner_name>{NAME})",
+        rf"我的?(?:{ZH_PARTNER})(?:叫做?|名叫|的名字是|的名字叫)(?P<partner_name>{ZH_NAME})"
+        rf"{ZH_END}",
+        trigger=_trigger(
+            "wife husband partner girlfriend boyfriend fiance fiancee fianc spouse", ZH_PARTNER
+        ),
+    ),
+    *_rules(
+        # places
+        rf"(?i:\b(?:i|we)\s+(?:still\s+|now\s+|currently\s+)?live\s+in"
+        rf"|\bi(?:{AP}m|\s+am)\s+(?:now\s+|currently\s+)?living\s+in"
+        rf"|\b(?:i|we)(?:\s+have|{AP}ve)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to)"
+        rf"\s+(?:the\s+)?(?P<location>{PLACE})",
+        rf"我(?:们)?(?:现在|目前|一直|已经)?(?:住在|生活在|搬到了?|搬去了?|搬家到了?)"
+        rf"(?P<location>[{HAN}]{{2,8}}?){ZH_PLACE_END}",
+        rf"(?i:\bi(?:{AP}m|\s+am)\s+(?:originally\s+)?from|\bi\s+(?:was\s+born\s+and\s+raised"
+        rf"|grew\s+up|was\s+born|was\s+raised)\s+in|\bmy\s+hometown\s+is)\s+(?:the\s+)?"
+        rf"(?P<hometown>{PLACE})",
+        rf"我(?:的)?老家(?:是|在)(?P<hometown>[{HAN}]{{2,8}}?){ZH_PLACE_END}",
+        rf"我(?:来自|出生在|是在)(?P<hometown>[{HAN}]{{2,8}}?){ZH_PLACE_END}",
+        trigger=_trigger(
+            "live lives living moved relocated from grew born raised hometown",
+            "住|生活|搬|老家|来自|出生|是在",
+        ),
+    ),
+    *_rules(
+        # work
+        rf"(?i:\bi\s+(?:currently\s+|now\s+)?work\s+as\s+(?:an?\s+)?)"
+        rf"(?P<job>[A-Za-z][A-Za-z\-]*(?:\s(?!(?i:at|for|in|and|but|with|on|because)\b)"
+        rf"[A-Za-z][A-Za-z\-]*){{0,3}})(?:\s+(?i:at|for)\s+(?:the\s+)?(?P<employer>{ORG}))?",
+        rf"(?i:\bi(?:{AP}m|\s+am)\s+an?)\s+(?P<job>(?i:(?:[a-z\-]+\s){{0,2}}(?:{JOBS})))\b"
+        rf"(?:\s+(?i:at|for)\s+(?:the\s+)?(?P<employer>{ORG}))?",
+        rf"(?i:\bi(?:{AP}m|\s+am)\s+an?)\s+(?P<job>(?i:[a-z\-]+(?:\s[a-z\-]+){{0,2}}))"
+        rf"\s+(?i:at|for)\s+(?:the\s+)?(?P<employer>{ORG})",
+        rf"(?i:\bi\s+(?:currently\s+|now\s+)?work\s+(?:at|for))\s+(?:the\s+)?(?P<employer>{ORG})",
+        rf"我(?:现在|目前)?是一名(?P<job>[{HAN}]{{2,8}}?)(?=$|[{STOPS}]|在|了)",
+        rf"我的(?:工作|职业)是(?P<job>[{HAN}]{{2,8}}?)(?=$|[{STOPS}]|在|了)",
+        rf"我(?:现在|目前)?在(?P<employer>[{HAN}]{{2,12}}?|{ORG})(?:工作|上班|任职|实习)",
+        trigger=_trigger("work m am", "一名|工作|职业|上班|任职|实习"),
+    ),
+    *_rules(
+        # likes and dislikes
+        rf"(?i:\bi\s+(?:really\s+|also\s+|still\s+|absolutely\s+|just\s+|totally\s+"
+        rf"|truly\s+|do\s+)?(?:love|like|enjoy|adore))\s+(?P<likes>{OBJ})",
+        rf"(?i:\bi\s+(?:really\s+|absolutely\s+|just\s+|still\s+)?(?:hate|dislike|detest"
+        rf"|can{AP}?t\s+stand|cannot\s+stand)|\bi\s+(?:really\s+|just\s+)?(?:don{AP}?t"
+        rf"|do\s+not|no\s+longer)\s+(?:really\s+)?(?:like|love|enjoy))\s+(?P<dislikes>{OBJ})",
+        rf"我(?:真的|特别|非常|很|超|最|也|还|一直|挺|蛮)*(?:喜欢|热爱|喜爱)"
+        rf"(?P<likes>{ZH_PHRASE}){ZH_PHRASE_END}",
+        rf"我(?:真的|特别|非常|很|超|最|也|还|一直|挺|蛮)*爱(?P<likes>(?:吃|喝|看|听|玩)"
+        rf"{ZH_PHRASE}){ZH_PHRASE_END}",
+        rf"我(?:真的|特别|非常|也|还|一直|现在|已经)*(?:不(?:太|是很|怎么|再)?喜欢|讨厌|受不了)"
+        rf"(?P<dislikes>{ZH_PHRASE}){ZH_PHRASE_END}",
+        rf"我(?:真的|也|还|一直|现在|已经)*不(?:再)?爱(?P<dislikes>(?:吃|喝|看|听|玩)"
+        rf"{ZH_PHRASE}){ZH_PHRASE_END}",
+        trigger=_trigger(
+            "love like enjoy adore hate dislike detest stand longer", "喜|爱|讨厌|受不了"
+        ),
+    ),
+    *_rules(
+        # birthday and language
+        rf"(?i:\bmy\s+birthday\s+is(?:\s+on)?|\bi\s+was\s+born\s+on)\s+(?P<birthday>{BDAY})",
+        r"我的生日是(?P<birthday>(?:\d{4}年)?\d{1,2}月\d{1,2}[日号])",
+        r"我是?(?P<birthday>(?:\d{4}年)?\d{1,2}月\d{1,2}[日号])(?:出生|生日)",
+        rf"(?i:\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is)\s+"
+        rf"(?P<language>{LANG})\b",
+        rf"(?i:\bi(?:{AP}m|\s+am)\s+a\s+native)\s+(?P<language>{LANG})\s+(?i:speaker)",
+        rf"(?i:(?:^\s*|\bplease\s+)(?:always\s+)?(?:reply|respond|answer|talk|speak|write)"
+        rf"(?:\s+to\s+me)?\s+in)\s+(?P<language>{LANG})\b",
+        rf"我的母语是(?P<language>{ZH_LANG})",
+        rf"(?:^|请)(?:用|说)(?P<language>{ZH_LANG})(?:回答|回复|跟我说|和我说|和我聊|交流)",
+        trigger=_trigger(
+            "birthday born language tongue native reply respond answer talk speak write",
+            "生日|出生|母语|用|说",
+        ),
+    ),
+    *_rules(
+        # promises, then plans
+        rf"(?i:\bi\s+(?:solemnly\s+)?promised?(?:\s+you)?(?:\s+to|\s+(?:that\s+)?i{WILL}"
+        rf"|\s+(?:that\s+)?i\s+would|\s+(?:that\s+)?i{AP}d))\s+{en_action('commitment')}",
+        rf"我(?:们)?(?:已经|一定)?(?:答应|保证|承诺|发誓)过?(?:你|您)?了?{zh_action('commitment')}",
+        rf"(?<![你他她们])(?:我们)?说好了要?{zh_action('commitment')}",
+        rf"(?i:\b(?:i|we){BE}\s+planning\s+to|\b(?:i|we)\s+plan\s+to)\s+{en_action('plan')}",
+        rf"我(?:们)?(?:打算|准备|计划)(?:{ZH_DATE})?{zh_action('plan')}",
+        trigger=_trigger(
+            "promise promised plan planning", "答应|保证|承诺|发誓|说好|打算|准备|计划"
+        ),
+    ),
+    *_rules(
+        rf"(?i:\b(?:i|we){BE})\s+(?P<plan>(?i:going)\s+to\s+(?:(?i:the|a|an|my|our|his|her"
+        rf"|their|your)\s+|[A-Z])[^,;:()\"“”]{{0,80}}?){ACTION_END}",
+        rf"(?i:\b(?:i|we){BE}\s+(?:going\s+to|gonna))\s+{en_action('plan')}",
+        rf"(?i:\b(?:i|we){WILL})\s+{en_action('plan')}",
+        rf"我(?:们)?(?:可能|也许|大概|应该|或许)?(?:{ZH_DATE})?(?:要|会|得)(?![不是])"
+        rf"{zh_action('plan')}",
+        rf"我(?:们)?(?:可能|也许|大概|应该|或许)?(?:{ZH_DATE})(?P<plan>(?:去|来|回|给|陪|跟|和)[^{STOPS}]{{1,29}})",
+        trigger=_trigger("going gonna ll will", "要|会|得|去|来|回|给|陪|跟|和"),
+        dated=True,
+    ),
+)

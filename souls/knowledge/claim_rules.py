@@ -1,0 +1,239 @@
+# ruff: noqa: RUF001  (full-width punctuation and curly quotes are what the patterns match)
+"""Rule extraction of claims (DESIGN §3.10): zero-cost English and Chinese patterns.
+
+``find_claims(text, ts)`` is the whole job; ``souls.knowledge.claims.extract_rules`` turns its
+matches into Candidates. Pure and deterministic. What a caller may rely on:
+
+- Precision over recall. A pattern fires only on a first-person statement (I, my, we,
+  our, 我, 我们). Questions, conditionals ("if I move to..."), speech inside quotation
+  marks and generic objects ("it", "that idea", 这个) never yield a claim.
+- ``text[start:end]`` (the quote) is one stretch of one sentence holding the trigger, the
+  value and the date phrase the due time came from. Values are verbatim pieces of the
+  quote, trimmed of whitespace and trailing punctuation; names and places lose a leading
+  "the", likes and dislikes a leading article.
+- Confidence is "low" when the sentence carries hearsay (apparently, I heard, 听说...),
+  else "medium" when it is hedged (maybe, I think, 可能...), else "high".
+- A plan whose action addresses the listener ("I'll send you...", 给你打电话) is a
+  commitment: a commitment is a promise owed to someone, a plan is one's own intent.
+- Due times are midnight UTC of a date resolved against ``ts`` in UTC, as a bare date in
+  TASKS.md is read (DESIGN §3.9). "next Monday" and 下周一 are the Monday of next week,
+  "this Monday" and 这周一 the Monday of this week, and a bare weekday ("on Friday",
+  周五) its next occurrence after today. Chinese numerals in dates are not read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Literal, NamedTuple
+
+from souls.knowledge.claim_dates import find_due
+from souls.knowledge.claim_fragments import AP
+from souls.knowledge.claim_patterns import RULES, WORDS, Rule, Trigger
+from souls.knowledge.claim_validators import VALIDATORS
+
+__all__ = ["Confidence", "RuleMatch", "find_claims", "find_due"]
+
+Confidence = Literal["high", "medium", "low"]
+
+
+class RuleMatch(NamedTuple):
+    slot: str
+    value: str
+    start: int  # text[start:end] is the quote
+    end: int
+    confidence: Confidence
+    due: float | None  # epoch seconds, plans and commitments only
+
+
+# The rules by trigger, in order (consecutive rules share their group's trigger).
+_GROUPS: tuple[tuple[Trigger, tuple[Rule, ...]], ...] = tuple(
+    (group[0].trigger, tuple(group))
+    for group in (
+        [rule for rule in RULES if rule.trigger is trigger]
+        for trigger in {id(rule.trigger): rule.trigger for rule in RULES}.values()
+    )
+)
+_ACTION_SLOTS = frozenset({"plan", "commitment"})
+
+# Sentences end at CJK or English terminators; a "." ends one only before a space or
+# the end, and not after a title such as "Dr" or "St" ("St. Louis" stays one place).
+_SENTENCE_END = re.compile(
+    r"[。！？!?\n…]+|(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bMt)(?<!\bMrs)(?<!\bJr)"
+    r"(?<!\bSr)\.+(?=\s|$)"
+)
+_QUESTION = re.compile(
+    r"^\s*(?i:do|does|did|am|are|is|was|were|can|could|would|will|shall|should|have|has"
+    r"|what|why|how|where|when|who|which)\b|[吗么呢]\s*$|是不是|有没有|要不要|会不会|什么"
+)
+_CONDITIONAL = re.compile(
+    r"(?:(?i:\b(?:if|unless|whether|once|in\s+case)\s+)|如果|要是|假如|万一)$"
+)
+_HEARSAY = re.compile(
+    rf"(?i:\b(?:apparently|supposedly|reportedly|allegedly|i\s+heard|i{AP}ve\s+heard"
+    r"|they\s+say|people\s+say|(?:he|she|they|someone|somebody)\s+(?:said|says|told\s+me))\b)"
+    r"|听说|据说|听人说|别人说|他们说|他说|她说"
+)
+_HEDGE = re.compile(
+    rf"(?i:\b(?:maybe|perhaps|probably|possibly|might|i\s+think|i\s+guess|i\s+suppose"
+    rf"|not\s+sure|i\s+believe|kind\s+of|sort\s+of|i{AP}m\s+not\s+sure)\b)"
+    r"|可能|也许|大概|或许|好像|估计|应该|说不定|我觉得"
+)
+# Every rule needs a first-person word, or a request for a language ("please reply in",
+# "reply in", 请用, 用...回答).
+_FIRST_PERSON = frozenset("i my we our me please reply respond answer talk speak write".split())
+
+
+def _any_word(words: frozenset[str]) -> re.Pattern[str]:
+    """A regex that finds, in lowered text, any of ``words`` as a whole WORDS word (no
+    a-z on either side). Grouped by first letter, with the boundary before a word checked
+    after that letter: every alternative starts with a literal, so the regex engine
+    skips ahead to where one could start. Cheaper than splitting the text into words."""
+    rests: dict[str, list[str]] = {}
+    for word in sorted(words):
+        rests.setdefault(word[0], []).append(word[1:])
+    return re.compile(
+        "|".join(f"{f}(?<![a-z]{f})(?:{'|'.join(r)})(?![a-z])" for f, r in rests.items())
+    )
+
+
+_FIRST_PERSON_WORD = _any_word(_FIRST_PERSON)
+_FIRST_PERSON_HAN = ("我", "说好", "请", "用", "说")
+_YOU = re.compile(r"(?i:\byou\b)|你|您")
+
+
+def find_claims(text: str, ts: float) -> list[RuleMatch]:
+    """Claims of the speaker of ``text``, in text order, one per (slot, casefolded value)."""
+    low = text.lower()
+    if _FIRST_PERSON_WORD.search(low) is None and (
+        text.isascii() or not any(h in text for h in _FIRST_PERSON_HAN)
+    ):
+        return []  # every rule needs the speaker to speak of themself (or to ask for a language)
+    words = set(WORDS.findall(low))
+    if not any(trigger.hit(words, text) for trigger, _ in _GROUPS):
+        return []  # no sentence can trigger a rule the whole text does not
+    found: list[RuleMatch] = []
+    seen: set[tuple[str, str]] = set()
+    for start, end, asked in _sentences(text):
+        sentence = text[start:end]
+        words = set(WORDS.findall(sentence.lower()))
+        rules = [
+            rule for trigger, group in _GROUPS if trigger.hit(words, sentence) for rule in group
+        ]
+        if not rules or asked or _QUESTION.search(sentence):
+            continue
+        for match in _sentence_claims(sentence, ts, rules):
+            key = (match.slot, match.value.casefold())
+            if key not in seen:
+                seen.add(key)
+                found.append(match._replace(start=match.start + start, end=match.end + start))
+    return found
+
+
+def _sentences(text: str) -> Iterator[tuple[int, int, bool]]:
+    """(start, end, is a question) of each sentence, its terminator excluded."""
+    start = 0
+    for end in _SENTENCE_END.finditer(text):
+        yield start, end.start(), "?" in end.group() or "？" in end.group()
+        start = end.end()
+    if start < len(text):
+        yield start, len(text), False
+
+
+def _sentence_claims(sentence: str, ts: float, rules: list[Rule]) -> Iterator[RuleMatch]:
+    confidence: Confidence = "high"
+    if _HEARSAY.search(sentence):
+        confidence = "low"
+    elif _HEDGE.search(sentence):
+        confidence = "medium"
+    due: list[tuple[int, int, float] | None] = []  # found once, when an action needs it
+    actions: list[tuple[int, int]] = []  # spans already claimed by a plan or commitment
+    for rule in rules:
+        for m in rule.pattern.finditer(sentence):
+            if _inside_quotes(sentence, m.start()) or _CONDITIONAL.search(sentence[: m.start()]):
+                continue
+            facts: list[RuleMatch] = []
+            for slot, raw in m.groupdict().items():
+                if raw is None:
+                    continue
+                if slot in _ACTION_SLOTS:
+                    span = m.span(slot)
+                    if not any(a < span[1] and span[0] < b for a, b in actions):
+                        actions.append(span)
+                        if not due:
+                            due.append(find_due(sentence, ts))
+                        action = _action(slot, sentence, m, due[0], rule.dated, confidence)
+                        if action is not None:
+                            yield action
+                    continue
+                value = _clean(slot, raw)
+                if not (value and VALIDATORS[slot](value, sentence[m.end(slot) :])):
+                    break  # one implausible value discredits the whole match
+                facts.append(RuleMatch(slot, value, m.start(), m.end(), confidence, None))
+            else:
+                yield from facts
+
+
+def _inside_quotes(sentence: str, pos: int) -> bool:
+    before = sentence[:pos]
+    return (
+        before.count('"') % 2 == 1
+        or before.count("“") > before.count("”")
+        or before.count("「") > before.count("」")
+    )
+
+
+_TRAILING = re.compile(r"[\s.,;:!?。，；：！？、'\"“”’)）]+$")
+_LEADING_ARTICLE = re.compile(r"^(?i:the|an?)\s+")
+_DATE_CONNECTOR = re.compile(
+    r"(?:\s+(?i:by|on|before|until|till|at|this|next|the|in|coming))+$|[\s,]+$"
+)
+_ACTION_ADVERB = re.compile(
+    r"^(?i:probably|maybe|definitely|surely|certainly|also|just|really|actually|still)\s+"
+)
+_WEAK_ACTIONS = frozenset("go do see try be think wait come leave stay know check".split())
+
+
+def _clean(slot: str, raw: str) -> str:
+    value = _TRAILING.sub("", raw.strip())
+    if slot in ("likes", "dislikes"):
+        value = _LEADING_ARTICLE.sub("", value)
+    return value
+
+
+def _action(
+    slot: str,
+    sentence: str,
+    m: re.Match[str],
+    due: tuple[int, int, float] | None,
+    dated: bool,
+    confidence: Confidence,
+) -> RuleMatch | None:
+    """The plan or commitment in group ``slot`` of ``m``, or None to drop it.
+
+    The date phrase is cut out of the value ("call you tomorrow" → "call you") and kept in
+    the quote; an action that addresses the listener is a commitment.
+    """
+    start, end = m.span(slot)
+    quote_start, quote_end, when = m.start(), m.end(), None
+    if due is not None:
+        d_start, d_end, when = due
+        quote_start, quote_end = min(quote_start, d_start), max(quote_end, d_end)
+        if start < d_start < end:
+            end = d_start
+        elif d_start <= start < d_end:
+            start = d_end
+    value = _DATE_CONNECTOR.sub("", _TRAILING.sub("", sentence[start:end].strip()))
+    value = _ACTION_ADVERB.sub("", value)
+    if slot == "plan" and _YOU.search(value):
+        slot, dated = "commitment", False
+    words = value.split()
+    if (
+        len(value) < 2
+        or (dated and when is None)
+        or len(words) > 15
+        or (len(words) == 1 and words[0].lower() in _WEAK_ACTIONS)
+        or re.match(r"(?i:not|never|be|have)\b", value)
+    ):
+        return None
+    return RuleMatch(slot, value, quote_start, quote_end, confidence, when)

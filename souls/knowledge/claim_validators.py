@@ -1,0 +1,108 @@
+"""Plausibility checks on the values claim patterns capture (``souls.knowledge.claim_rules``).
+
+``VALIDATORS[slot](value, after)`` says whether to keep ``value``, a trimmed capture of
+``slot``, given ``after``, the rest of its sentence. What a caller may rely on: every
+slot a pattern can capture, except plans and commitments, has an entry; the checks are
+pure and reject pronouns, generic objects ("it", "that idea", 这个), common words read
+as names (weekdays, months, breeds) and Chinese places that are no place (家里, 公司).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from souls.knowledge.claim_fragments import HAN
+
+__all__ = ["VALIDATORS"]
+
+_NAME_STOP = frozenset(
+    """I The A An Not Just Here There Back Home Sorry Sure Fine Good Okay OK Yes No Please
+    Thanks Today Tomorrow Monday Tuesday Wednesday Thursday Friday Saturday Sunday January
+    February March April May June July August September October November December Persian
+    Siamese Bengal British Maine Ragdoll Sphynx Labrador Poodle Beagle Husky Corgi Mr Mrs Ms
+    Dr""".split()
+)
+_PLACE_STOP = _NAME_STOP - {"The"}
+_ZH_PRONOUN = tuple("你我他她它这那谁哪啥")
+_ZH_NAME_STOP = frozenset("外卖 出租车 快递 救护车 醒 什么 名字".split())
+_ZH_GENERIC_PLACE = frozenset(
+    "家 家里 这里 那里 这儿 那儿 公司 学校 宿舍 附近 隔壁 楼上 楼下".split()
+)
+_ZH_ORG_SUFFIX = (
+    "公司 集团 银行 医院 学校 大学 中学 小学 研究所 研究院 工作室 事务所 出版社 报社 电视台"
+    " 科技 网络 餐厅 酒店 超市 工厂 厂 局 中心 幼儿园".split()
+)
+_GENERIC_START = frozenset(
+    """it it's that this these those them him her his you your me us their its what how when
+    where which who why whatever here there everything anything something nothing everyone
+    everybody someone somebody all both each some any""".split()
+)
+_GENERIC_NOUN = frozenset(
+    """idea ideas thought thoughts suggestion plan point way one ones thing things stuff
+    approach option answer question proposal sound look""".split()
+)
+_COGNITIVE = frozenset("think say know believe imagine see hear be have get".split())
+_ZH_GENERIC = frozenset("东西 事情 样子 感觉 想法 主意 这样 那样".split())
+_HAS_HAN = re.compile(f"[{HAN}]")
+
+
+def _valid_name(value: str, after: str) -> bool:
+    if _HAS_HAN.search(value):
+        return not value.startswith(_ZH_PRONOUN) and value not in _ZH_NAME_STOP
+    return value.split()[0].rstrip(".") not in _NAME_STOP
+
+
+def _valid_place(value: str, after: str) -> bool:
+    if _HAS_HAN.search(value):
+        return (
+            not value.startswith(_ZH_PRONOUN)
+            and value not in _ZH_GENERIC_PLACE
+            and not after.startswith("的时候")
+        )
+    return value.split()[0].rstrip(".") not in _PLACE_STOP
+
+
+def _valid_job(value: str, after: str) -> bool:
+    return "的" not in value and value.split()[0].lower() not in _GENERIC_START
+
+
+def _valid_employer(value: str, after: str) -> bool:
+    if _HAS_HAN.search(value):
+        return value.endswith(tuple(_ZH_ORG_SUFFIX)) and not value.startswith(_ZH_PRONOUN)
+    return value.split()[0] not in _NAME_STOP
+
+
+def _valid_object(value: str, after: str) -> bool:
+    if _HAS_HAN.search(value):
+        return (
+            not value.startswith(_ZH_PRONOUN)
+            and value not in _ZH_GENERIC
+            and not re.search("什么|吗|哪|谁|啥", value)
+        )
+    words = value.lower().split()
+    if len(value) < 2 or not words or len(words) > 6 or words[0] in _GENERIC_START:
+        return False
+    if words[0] == "to":
+        return 1 < len(words) <= 4 and words[1] not in _COGNITIVE
+    return not (len(words) == 1 and words[0] in _GENERIC_NOUN)
+
+
+def _always(value: str, after: str) -> bool:
+    return True
+
+
+VALIDATORS: dict[str, Callable[[str, str], bool]] = {
+    "name": _valid_name,
+    "pet_name": _valid_name,
+    "partner_name": _valid_name,
+    "pet_kind": _always,
+    "location": _valid_place,
+    "hometown": _valid_place,
+    "job": _valid_job,
+    "employer": _valid_employer,
+    "likes": _valid_object,
+    "dislikes": _valid_object,
+    "birthday": _always,
+    "language": _always,
+}

@@ -1,0 +1,16 @@
+"""The store: one soul's SQLite database and its full-text index.
+
+:mod:`~souls.store.store` is the narrow interface the actor writes and searches
+through; :mod:`~souls.store.schema` its migrations, :mod:`~souls.store.changes` the
+derived state a turn writes in one go, :mod:`~souls.store.neighbours` how each memory is
+indexed with the turns around it, :mod:`~souls.store.bm25` the exact BM25 over the
+index's statistics, :mod:`~souls.store.bulk` multi-row inserts,
+:mod:`~souls.store.reindex` the index rebuilt and :mod:`~souls.store.check` the
+read-only checks of a database file.
+
+May import :mod:`souls.text`, the vocabulary modules and :mod:`supervisor.errors`;
+never the rooms above it (intake, mind, recall, knowledge, collision, llm, actor).
+"""
+
+# The modules other rooms may import; the rest are this room's own.
+__all__ = ["bm25", "changes", "check", "neighbours", "reindex", "store"]

@@ -1,0 +1,489 @@
+"""One soul's SQLite database: the narrow interface the soul actor writes through.
+
+Invariants:
+
+* One writer: only the soul actor that opened the store uses it, so row ids are
+  handed out from in-memory counters (read back from the table at open).
+* Every write happens inside :meth:`Store.transaction` (``BEGIN IMMEDIATE`` …
+  ``COMMIT``); the connection is otherwise in autocommit mode, so no statement ever
+  opens an implicit transaction behind our back.
+* WAL is switched on outside any transaction, before the migrations run.
+* Nothing here knows about gates or tokenizing: callers hand in prepared rows.
+
+The interface is deliberately narrow (append events, add derived rows, search, read
+by id, counters) so that another backend with its own full-text search can sit
+behind it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import aiosqlite
+import anyio
+import msgspec
+
+from souls.store.bm25 import TermStats
+from souls.store.bulk import insert_rows
+from souls.store.changes import Changes, write_changes
+from souls.store.neighbours import Row, lay_out, tails
+from souls.store.schema import MIGRATIONS
+from supervisor.errors import StoreUnusable
+
+__all__ = [
+    "Candidate",
+    "Derived",
+    "Hit",
+    "NewEvent",
+    "Origin",
+    "Store",
+    "StoreCounts",
+    "Synchronous",
+]
+
+# A memory's kind as recalled: "voice" when its event was transcribed from speech, so
+# the context can say so (channels mark such events kind "voice").
+_KIND = "CASE WHEN e.kind = 'voice' THEN 'voice' ELSE m.kind END"
+
+Synchronous = Literal["off", "normal", "full", "extra"]
+
+
+# Rows derived from appended events (claims, questions...), written in their transaction
+# once their ids are known: (connection, the new event ids in order, now).
+Derived = Callable[[aiosqlite.Connection, Sequence[int], float], Awaitable[None]]
+
+
+class NewEvent(msgspec.Struct, frozen=True, gc=False):
+    """An event that passed the gates, ready to be appended with its memory.
+
+    A msgspec Struct, made once per event: a tenth of a frozen dataclass's cost. Its
+    fields are strings, numbers and None only, so the garbage collector need not track
+    it (``gc=False``)."""
+
+    ref: str | None
+    kind: str
+    channel: str | None
+    sender: str | None
+    group: str | None
+    mentioned: bool
+    session: str | None
+    ts: float
+    recorded: float
+    salience: float
+    text: str
+    doc: str  # the tokenizer's document for the full-text index
+    surprise: float = 0.0  # novelty against the summary in force when it arrived
+    person: str | None = None  # the person behind (channel, sender), when linked
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A visible memory with its score (higher is better)."""
+
+    memory_id: int
+    kind: str
+    text: str
+    salience: float
+    score: float
+    ref: str | None
+    event_id: int | None
+
+
+class Candidate(msgspec.Struct, frozen=True, gc=False):
+    """A full-text match before re-ranking: its BM25 score and indexed row, and what
+    recall needs of its memory, so that re-ranking dozens of candidates reads nothing
+    more (a msgspec Struct: dozens are made per recall)."""
+
+    memory_id: int
+    score: float
+    doc: str  # the tokenizer's output, tokens joined by spaces
+    # The neighbouring turns' documents (see souls.store.neighbours), before and after it.
+    prior: str
+    later: str
+    visible: int  # 0: the memory is hidden (or gone), recall must not return it; else 1
+    kind: str | None
+    text: str | None
+    salience: float | None
+    ref: str | None
+    event_id: int | None
+    # Its event's sender, person and time; ts is None when it came from no event.
+    sender: str | None
+    person: str | None
+    ts: float | None
+
+    def hit(self, score: float) -> Hit:
+        """The memory as recall returns it, with ``score`` (only when visible)."""
+        assert self.kind is not None
+        assert self.text is not None
+        assert self.salience is not None
+        return Hit(
+            self.memory_id, self.kind, self.text, self.salience, score, self.ref, self.event_id
+        )
+
+    def origin(self) -> Origin | None:
+        """Who said it and when (:meth:`Store.origins`); None when from no event."""
+        return None if self.ts is None else Origin(self.sender, self.person, self.ts)
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Who said a memory and when: its event's sender, the person behind it (when
+    linked) and time."""
+
+    sender: str | None
+    person: str | None
+    ts: float
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCounts:
+    events: int
+    memories: int
+    hidden: int
+
+
+class Store:
+    """An open soul database. Create with :meth:`open`, finish with :meth:`close`."""
+
+    def __init__(self, path: Path, db: aiosqlite.Connection, context_turns: int = 0) -> None:
+        self.path = path
+        self._db = db
+        self._next_event = 1
+        self._next_memory = 1
+        # Neighbouring turns indexed each side of a new memory (souls.store.neighbours).
+        self.context_turns = context_turns
+        # Derived from the index, built when first asked for, kept current by append;
+        # dropped (drop_caches) by whoever deletes from the index.
+        self._stats: TermStats | None = None
+        self._speakers: set[str] | None = None
+
+    @classmethod
+    async def open(
+        cls, path: Path, *, synchronous: Synchronous = "normal", context_turns: int = 0
+    ) -> Store:
+        """Open (creating if needed) and migrate the database at ``path``.
+        ``context_turns``: neighbouring turns indexed each side of a new memory."""
+        await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True)
+        try:
+            db = await aiosqlite.connect(path, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreUnusable(path, exc) from exc
+        store = cls(path, db, context_turns)
+        try:
+            await db.execute("PRAGMA journal_mode = WAL")
+            await db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+            await db.execute("PRAGMA foreign_keys = ON")
+            await db.execute("PRAGMA busy_timeout = 5000")
+            await store._migrate()
+            store._next_event = await store._next_id("events")
+            store._next_memory = await store._next_id("memories")
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                await db.close()
+            # sqlite3 never names the file ("file is not a database"); the operator
+            # needs to know which one.
+            if isinstance(exc, sqlite3.Error):
+                raise StoreUnusable(path, exc) from exc
+            raise
+        return store
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back on any exception or cancellation."""
+        await self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._db.execute("ROLLBACK")
+            raise
+        await self._db.execute("COMMIT")
+
+    async def _migrate(self) -> None:
+        await self._db.execute(
+            "CREATE TABLE IF NOT EXISTS migrations"
+            " (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        async with self._db.execute("SELECT name FROM migrations") as cursor:
+            applied = {row[0] for row in await cursor.fetchall()}
+        for name, sql in MIGRATIONS:
+            if name in applied:
+                continue
+            async with self.transaction() as db:
+                for statement in _statements(sql):
+                    await db.execute(statement)
+                await db.execute(
+                    "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
+                )
+
+    async def _next_id(self, table: str) -> int:
+        async with self._db.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}") as cursor:
+            row = await cursor.fetchone()
+        assert row is not None
+        return int(row[0])
+
+    async def known_refs(self, refs: Sequence[str]) -> dict[str, tuple[int, float]]:
+        """For each ``ref`` already stored: its event id and salience."""
+        found: dict[str, tuple[int, float]] = {}
+        # Stay well below SQLite's bound-parameter limit.
+        for start in range(0, len(refs), 500):
+            chunk = refs[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT ref, id, salience FROM events WHERE ref IN ({marks})"
+            for ref, event_id, salience in await self._db.execute_fetchall(sql, chunk):
+                found[ref] = (event_id, salience)
+        return found
+
+    async def echo(self, event: NewEvent, window: float) -> tuple[int, float] | None:
+        """A stored event with ``event``'s sender and text from another channel, within
+        ``window`` seconds of it: its id and salience."""
+        rows = await self._db.execute_fetchall(
+            "SELECT id, salience FROM events WHERE ts BETWEEN ? AND ? AND sender = ?"
+            " AND text = ? AND channel IS NOT ? ORDER BY id LIMIT 1",
+            (event.ts - window, event.ts + window, event.sender, event.text, event.channel),
+        )
+        for event_id, salience in rows:
+            return int(event_id), float(salience)
+        return None
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        """The connection, for the soul's other store modules (:mod:`souls.mind.inner`)."""
+        return self._db
+
+    async def append(
+        self,
+        events: Sequence[NewEvent],
+        changes: Changes | None = None,
+        now: float = 0.0,
+        derived: Derived | None = None,
+    ) -> list[int]:
+        """Append events, each with its observation memory, ``changes`` and what
+        ``derived`` writes from the events' new ids, in one transaction. Returns the new
+        event ids in order."""
+        first_event, first_memory = self._next_event, self._next_memory
+        # Each table's parameters flattened, row after row (see souls.store.bulk).
+        event_values: list[object] = []
+        memory_values: list[object] = []
+        rows: list[Row] = []
+        rewritten: list[tuple[Row, Row]] = []
+        for offset, e in enumerate(events):
+            event_id, memory_id = first_event + offset, first_memory + offset
+            event_values += (
+                event_id, e.ref, e.kind, e.channel, e.sender, e.group, int(e.mentioned),
+                e.session, e.ts, e.recorded, e.salience, e.text, e.person,
+            )  # fmt: skip
+            memory_values += (memory_id, event_id, e.text, e.salience, e.recorded, e.surprise)
+        # Shielded: once a batch is handed to SQLite it is finished (committed or rolled
+        # back) before anyone can observe a cancellation, so a reply never misreports it.
+        with anyio.CancelScope(shield=True):
+            async with self.transaction() as db:
+                if events:
+                    # Read before the new rows exist: the sessions' last rows so far.
+                    last = await tails(db, [e.session for e in events], self.context_turns)
+                    await insert_rows(
+                        db,
+                        "INSERT INTO events (id, ref, kind, channel, sender, grp, mentioned,"
+                        " session, ts, recorded, salience, text, person)",
+                        "(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        event_values,
+                    )
+                    await insert_rows(
+                        db,
+                        "INSERT INTO memories (id, kind, event_id, text, salience, created,"
+                        " surprise)",
+                        "(?,'observation',?,?,?,?,?)",
+                        memory_values,
+                    )
+                    rows, rewritten = lay_out(
+                        [(first_memory + i, e.session, e.doc) for i, e in enumerate(events)],
+                        last,
+                        self.context_turns,
+                    )
+                    await insert_rows(
+                        db,
+                        "INSERT INTO memory_fts (rowid, doc, prior, later)",
+                        "(?,?,?,?)",
+                        [v for r in rows for v in (r.memory_id, r.doc, r.prior, r.later)],
+                    )
+                    if rewritten:
+                        await db.executemany(
+                            "UPDATE memory_fts SET later = ? WHERE rowid = ?",
+                            [(new.later, new.memory_id) for _, new in rewritten],
+                        )
+                if changes:
+                    await write_changes(db, changes, now)
+                if derived is not None:
+                    await derived(db, range(first_event, first_event + len(events)), now)
+        # Only advance once committed: a rolled-back batch must not leave holes that a
+        # restarted soul would not reproduce.
+        self._next_event += len(events)
+        self._next_memory += len(events)
+        if self._stats is not None:
+            self._stats.add(row.tokens() for row in rows)
+            for old, new in rewritten:
+                self._stats.replace(old.tokens(), new.tokens())
+        if self._speakers is not None:
+            self._speakers.update(name for e in events for name in (e.sender, e.person) if name)
+        return list(range(first_event, first_event + len(events)))
+
+    async def flush(self, changes: Changes, now: float) -> None:
+        """Write ``changes`` alone, in one (shielded) transaction."""
+        if changes:
+            await self.append([], changes, now)
+
+    # ``ORDER BY bm25(...)`` rather than ``ORDER BY rank``: the same order, measurably
+    # cheaper in SQLite 3.40.
+    async def search(
+        self, match: str, limit: int, context_weight: float | None = None
+    ) -> list[Hit]:
+        """Visible memories matching the FTS5 expression ``match``, best BM25 first.
+
+        ``context_weight``: also match the memories' neighbouring turns, whose tokens
+        count this much (see :mod:`souls.store.bm25`); None: their own text only."""
+        match, weight = _scoped(match, context_weight)
+        sql = f"""
+            SELECT m.id, {_KIND}, m.text, m.salience, -f.score, e.ref, m.event_id
+            FROM (SELECT rowid, bm25(memory_fts, 1.0, ?, ?) AS score FROM memory_fts
+                  WHERE memory_fts MATCH ? ORDER BY score LIMIT ?) AS f
+            JOIN memories AS m ON m.id = f.rowid
+            LEFT JOIN events AS e ON e.id = m.event_id
+            ORDER BY f.score, m.id
+        """
+        rows = await self._db.execute_fetchall(sql, (weight, weight, match, limit))
+        return [Hit(*row) for row in rows]
+
+    async def candidates(
+        self, match: str, limit: int, context_weight: float | None = None
+    ) -> list[Candidate]:
+        """Like :meth:`search`, but the ``limit`` best matches by BM25 whether visible
+        or not, each with its indexed row, memory and origin (to re-rank in one read)."""
+        match, weight = _scoped(match, context_weight)
+        # The rows are read for the chosen few only (SQLite's sorter would carry every
+        # match's documents), straight from FTS5's content table (columns c0, c1, c2:
+        # doc, prior, later): a plain b-tree read, a third of a lookup through FTS5.
+        sql = f"""
+            SELECT c.rowid, c.score, f.c0, f.c1, f.c2,
+                   m.id IS NOT NULL AND m.hidden_at IS NULL, {_KIND}, m.text, m.salience,
+                   e.ref, m.event_id, e.sender, e.person, e.ts
+            FROM (SELECT rowid, -bm25(memory_fts, 1.0, ?, ?) AS score FROM memory_fts
+                  WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT ?) AS c
+            JOIN memory_fts_content AS f ON f.id = c.rowid
+            LEFT JOIN memories AS m ON m.id = c.rowid
+            LEFT JOIN events AS e ON e.id = m.event_id
+            ORDER BY c.score DESC, c.rowid
+        """
+        rows = await self._db.execute_fetchall(sql, (weight, weight, match, limit))
+        return [Candidate(*row) for row in rows]
+
+    async def rows(self, memory_ids: Sequence[int]) -> dict[int, Row]:
+        """The index rows of the visible memories among ``memory_ids``."""
+        marks = ",".join("?" * len(memory_ids))
+        sql = f"SELECT rowid, doc, prior, later FROM memory_fts WHERE rowid IN ({marks})"
+        found = await self._db.execute_fetchall(sql, list(memory_ids)) if memory_ids else []
+        return {row[0]: Row(*row) for row in found}
+
+    async def origins(self, memory_ids: Sequence[int]) -> dict[int, Origin]:
+        """Who said each memory and when, for those that came from an event."""
+        marks = ",".join("?" * len(memory_ids))
+        sql = f"""
+            SELECT m.id, e.sender, e.person, e.ts
+            FROM memories AS m JOIN events AS e ON e.id = m.event_id
+            WHERE m.id IN ({marks})
+        """
+        found = await self._db.execute_fetchall(sql, list(memory_ids)) if memory_ids else []
+        return {m: Origin(sender, person, ts) for m, sender, person, ts in found}
+
+    async def hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
+        """The visible memories named in ``scored`` (id, score), in that order."""
+        if not scored:
+            return []
+        marks = ",".join("?" * len(scored))
+        sql = f"""
+            SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id
+            FROM memories AS m LEFT JOIN events AS e ON e.id = m.event_id
+            WHERE m.id IN ({marks}) AND m.hidden_at IS NULL
+        """
+        rows = await self._db.execute_fetchall(sql, [memory_id for memory_id, _ in scored])
+        found = {row[0]: row for row in rows}
+        return [
+            Hit(memory_id, kind, text, salience, score, ref, event_id)
+            for memory_id, score in scored
+            if memory_id in found
+            for _, kind, text, salience, ref, event_id in (found[memory_id],)
+        ]
+
+    async def term_stats(self) -> TermStats:
+        """BM25 statistics of the visible index, read from the FTS5 vocabulary once,
+        then kept current by :meth:`append` (until :meth:`drop_caches`)."""
+        if self._stats is not None:
+            return self._stats
+        df: dict[str, int] = {}
+        tokens = 0
+        async with self._db.execute("SELECT term, doc, cnt FROM memory_vocab") as cursor:
+            for term, documents, count in await cursor.fetchall():
+                df[term] = documents
+                tokens += count
+        async with self._db.execute("SELECT count(*) FROM memory_fts") as cursor:
+            row = await cursor.fetchone()
+        assert row is not None
+        self._stats = TermStats(df, documents=row[0], tokens=tokens)
+        return self._stats
+
+    async def speakers(self) -> set[str]:
+        """Every sender and linked person the soul has stored an event from (kept
+        current by append)."""
+        if self._speakers is None:
+            sql = """
+                SELECT sender FROM events WHERE sender IS NOT NULL
+                UNION SELECT person FROM events WHERE person IS NOT NULL
+            """
+            self._speakers = {name for (name,) in await self._db.execute_fetchall(sql)}
+        return self._speakers
+
+    def drop_caches(self) -> None:
+        """Forget the derived statistics: memories left the index (decay, forget)."""
+        self._stats = None
+        self._speakers = None
+
+    async def counts(self) -> StoreCounts:
+        sql = """
+            SELECT (SELECT count(*) FROM events),
+                   (SELECT count(*) FROM memories),
+                   (SELECT count(*) FROM memories WHERE hidden_at IS NOT NULL)
+        """
+        async with self._db.execute(sql) as cursor:
+            row = await cursor.fetchone()
+        assert row is not None
+        return StoreCounts(events=row[0], memories=row[1], hidden=row[2])
+
+    async def counters(self) -> dict[str, int]:
+        async with self._db.execute("SELECT name, value FROM counters") as cursor:
+            return {name: value for name, value in await cursor.fetchall()}
+
+
+def _scoped(match: str, context_weight: float | None) -> tuple[str, float]:
+    """The MATCH expression and the context columns' weight: without a weight, the
+    memories' own text only."""
+    if context_weight is None:
+        return f"doc : ({match})", 0.0
+    return match, context_weight
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into statements.
+
+    Migration scripts keep semicolons out of string literals; comments are dropped
+    first, so they may say anything.
+    """
+    code = "\n".join(line.split("--", 1)[0] for line in script.splitlines())
+    return [statement.strip() for statement in code.split(";") if statement.strip()]

@@ -1,0 +1,352 @@
+"""The ``soupd`` command: ``start`` runs the daemon; every other command is a client.
+
+Errors print one line on stderr and exit non-zero (1 for an error from the daemon or
+the connection, 2 for usage and configuration errors). ``--json`` prints the raw
+result of the socket call.
+
+The commands of a topic live in a sibling module of :mod:`supervisor.cli` whose
+``register`` adds them
+through ``command`` and the helpers it is handed (see :mod:`supervisor.cli.shared`).
+Here: the parser, the dispatch, those helpers and the daemon's own commands. Commands
+are registered in the order ``--help`` lists them (so ``import`` stays here, before
+``recall``, not beside ``export`` in :mod:`supervisor.cli.data`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from channels.client import Client
+from supervisor.cli import cards, check, data, knowledge, loop, tasks
+from supervisor.config import Settings, check_file, load_settings
+from supervisor.errors import ConfigError, SoupdError
+from supervisor.paths import locate
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _check_packages()
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+    except ConfigError as error:
+        print(f"soupd: config error: {error.message}", file=sys.stderr)
+        return 2
+    except SoupdError as error:
+        print(f"soupd: {error.code}: {error.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="soupd", description="A living memory for LLM agents.")
+    parser.add_argument("--config", metavar="FILE", help="soupd.toml to use ($SOUPD_CONFIG)")
+    parser.add_argument("--socket", metavar="PATH", help="daemon socket ($SOUPD_SOCKET)")
+    parser.add_argument("--json", action="store_true", help="print the raw JSON result")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help: str) -> Any:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(handler=handler)
+        return p
+
+    command("start", _start, "run the daemon in the foreground (it never forks)")
+    send = command("send", _send, "push one event into a soul")
+    send.add_argument("soul")
+    send.add_argument("text")
+    for flag in ("kind", "channel", "sender", "group", "ref", "ts", "session"):
+        send.add_argument(f"--{flag}")
+    send.add_argument("--mentioned", action="store_true", help="the soul was addressed directly")
+    imp = command("import", _import, "import events from a JSON-lines file (one event a line)")
+    imp.add_argument("soul")
+    imp.add_argument("file", type=Path)
+    recall = command("recall", _recall, "recall memories for a query")
+    recall.add_argument("soul")
+    recall.add_argument("query")
+    recall.add_argument("-k", type=int, default=None, help="how many (default: the soul's)")
+    recall.add_argument("--explain", action="store_true", help="say why each item ranked")
+    context = command("context", _context, "print the context block for a soul")
+    context.add_argument("soul")
+    context.add_argument("query", nargs="?")
+    context.add_argument("--session", help="count against this session's recall budget")
+    command("status", _status, "show the daemon's status")
+    command("souls", _souls, "list the souls and their state")
+    loop.register(command, _call, _print)
+    tasks.register(command, _call, _print)
+    data.register(command, _call, _print, _settings)
+    check.register(command, _print, _settings)
+    cards.register(command, _call, _print)
+    logs = command("logs", _logs, "the daemon's latest log lines (all, or one soul's)")
+    logs.add_argument("soul", nargs="?")
+    logs.add_argument("-n", "--lines", type=int, default=100)
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
+    watch = command("watch", _watch, "print souls' outputs live (reflects, signals, wake-ups)")
+    watch.add_argument("souls", nargs="*", metavar="SOUL")
+    watch.add_argument("--kind", action="append", default=[], help="only this kind (repeatable)")
+    knowledge.register(command, _call, _print)
+    mcp = command("mcp", _mcp, "serve the socket's tools to an MCP host over stdio")
+    mcp.add_argument("--soul", help="work on this soul only (tools then take no soul)")
+    config = command("config", lambda a: 2, "configuration tools")
+    config_sub = config.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    config_check = config_sub.add_parser(
+        "check", help="validate the configuration without starting"
+    )
+    config_check.add_argument("file", nargs="?", type=Path)
+    config_check.set_defaults(handler=_config_check)
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(locate(os.environ, config=args.config, socket=args.socket))
+
+
+def _socket_path(args: argparse.Namespace) -> Path:
+    return _settings(args).socket
+
+
+def _start(args: argparse.Namespace) -> int:
+    from supervisor.daemon import Daemon
+    from supervisor.logs import configure_logging
+
+    # Souls' databases and brains are private to the daemon's user.
+    os.umask(0o077)
+    locations = locate(os.environ, config=args.config, socket=args.socket)
+    settings = load_settings(locations)
+    configure_logging(settings.daemon.log.level, settings.daemon.log.format)
+    try:
+        anyio.run(Daemon(settings, locations=locations).run)
+    except SoupdError:
+        raise
+    except BaseExceptionGroup as group:
+        first = _first_leaf(group)
+        if isinstance(first, SoupdError):
+            raise first from group
+        raise
+    return 0
+
+
+def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def _call(args: argparse.Namespace, method: str, params: dict[str, Any]) -> Any:
+    async def go() -> Any:
+        async with Client.connect(_socket_path(args)) as client:
+            return await client.call(method, params)
+
+    return anyio.run(go)
+
+
+def _print(args: argparse.Namespace, result: Any, human: Callable[[Any], str]) -> int:
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+    else:
+        text = human(result)
+        if text:
+            print(text)
+    return 0
+
+
+def _send(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"soul": args.soul, "text": args.text}
+    for flag in ("kind", "channel", "sender", "group", "ref", "session"):
+        if getattr(args, flag) is not None:
+            params[flag] = getattr(args, flag)
+    if args.ts is not None:
+        params["ts"] = float(args.ts) if _is_number(args.ts) else args.ts
+    if args.mentioned:
+        params["mentioned"] = True
+    result = _call(args, "event.push", params)
+
+    def human(r: dict[str, Any]) -> str:
+        if r["status"] == "stored":
+            return f"stored event {r['event_id']} (salience {r['salience']:.2f})"
+        if r["status"] == "duplicate":
+            return f"duplicate of event {r['event_id']} (same ref); nothing stored"
+        return f"dropped: salience {r['salience']:.2f} is below the attention threshold"
+
+    return _print(args, result, human)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _import(args: argparse.Namespace) -> int:
+    from supervisor.cli.importer import import_file
+
+    socket = _socket_path(args)
+    result = anyio.run(import_file, socket, args.soul, args.file, sys.stderr.isatty())
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [
+            f"stored {r['stored']}, dropped {r['dropped']}, duplicate {r['duplicate']}, "
+            f"rejected {r['rejected']}"
+            + (f", skipped {r['skipped']} derived records" if r.get("skipped") else "")
+        ]
+        if r["goals"] or r["links"] or r["claims"]:
+            lines.append(
+                f"restored {r['goals']} goals, {r['persons']} persons with {r['links']} "
+                f"linked accounts, {r['claims']} stated claims"
+            )
+        lines += [f"  line {x['line']}: {x['code']}: {x['message']}" for x in r["reasons"]]
+        return "\n".join(lines)
+
+    _print(args, result, human)
+    return 0
+
+
+def _recall(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"soul": args.soul, "query": args.query}
+    if args.k is not None:
+        params["k"] = args.k
+    if args.explain:
+        params["explain"] = True
+    result = _call(args, "recall", params)
+
+    def human(r: dict[str, Any]) -> str:
+        if not r["items"]:
+            return "(nothing recalled)"
+        rows = []
+        for item in r["items"]:
+            refs = f"  refs: {', '.join(item['refs'])}" if item["refs"] else ""
+            rows.append(
+                f"[m{item['id']}] {item['score']:7.3f} {item['via']:<8} {item['text']}{refs}"
+            )
+            rows += [f"    {reason}" for reason in item.get("explain", {}).get("reasons", [])]
+        return "\n".join(rows)
+
+    return _print(args, result, human)
+
+
+def _context(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"soul": args.soul}
+    if args.query:
+        params["query"] = args.query
+    if args.session:
+        params["session"] = args.session
+    result = _call(args, "context", params)
+    return _print(args, result, lambda r: r["text"].rstrip("\n") or "(empty context)")
+
+
+def _status(args: argparse.Namespace) -> int:
+    result = _call(args, "daemon.status", {})
+
+    def human(r: dict[str, Any]) -> str:
+        lines = [f"{k}: {v}" for k, v in r.items() if k != "channels"]
+        for c in r.get("channels", []):
+            state = c["state"]
+            if c["retry_in_s"] is not None:
+                state += f", retry in {c['retry_in_s']:.1f} s"
+            error = f"; last error: {c['last_error']}" if c["last_error"] else ""
+            lines.append(
+                f"channel {c['name']} ({c['kind']}): {state}; {c['stored']} stored, "
+                f"{c['unacknowledged']} unacknowledged, {c['sent']} sent, "
+                f"{c['outbox_overflow']} dropped outbound{error}"
+            )
+        return "\n".join(lines)
+
+    return _print(args, result, human)
+
+
+def _souls(args: argparse.Namespace) -> int:
+    result = _call(args, "soul.list", {})
+
+    def human(r: dict[str, Any]) -> str:
+        rows = [f"{'NAME':<24} {'STATE':<11} {'RESTARTS':>8} {'QUEUED':>7}"]
+        for s in r["souls"]:
+            error = f"  {s['last_error']}" if s["last_error"] else ""
+            rows.append(
+                f"{s['name']:<24} {s['state']:<11} {s['restarts']:>8} {s['queued']:>7}{error}"
+            )
+        return "\n".join(rows)
+
+    return _print(args, result, human)
+
+
+def _logs(args: argparse.Namespace) -> int:
+    async def go() -> None:
+        async with Client.connect(_socket_path(args)) as client:
+            params: dict[str, Any] = {"lines": args.lines}
+            if args.soul:
+                params["soul"] = args.soul
+            for line in (await client.call("logs", params))["lines"]:
+                print(line, flush=True)
+            if not args.follow:
+                return
+            souls = [args.soul] if args.soul else []
+            async with client.subscribe(souls, ["log"]) as stream:
+                async for output in stream:
+                    print(output["payload"].get("line", output["payload"]), flush=True)
+
+    anyio.run(go)
+    return 0
+
+
+def _watch(args: argparse.Namespace) -> int:
+    async def go() -> None:
+        async with (
+            Client.connect(_socket_path(args)) as client,
+            client.subscribe(args.souls, args.kind) as outputs,
+        ):
+            async for output in outputs:
+                if args.json:
+                    line = msgspec.json.encode(output).decode()
+                else:
+                    payload = " ".join(f"{k}={v}" for k, v in output["payload"].items())
+                    line = f"{output['soul'] or '-'} {output['kind']}: {payload}"
+                print(line, flush=True)
+
+    anyio.run(go)
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    # Imported here: the MCP SDK (pydantic, starlette) would slow every other command.
+    from channels.mcp import serve
+
+    anyio.run(serve, _socket_path(args), args.soul)
+    return 0
+
+
+def _config_check(args: argparse.Namespace) -> int:
+    if args.file is not None:
+        kind = check_file(args.file)
+        print(f"{args.file}: ok ({kind} config)")
+        return 0
+    settings = _settings(args)
+    where = settings.config_file if settings.config_file.exists() else "(no soupd.toml: defaults)"
+    print(f"{where}: ok; souls: {', '.join(sorted(settings.souls))} (from {settings.souls_dir})")
+    return 0
+
+
+def _check_packages() -> None:
+    """Fail clearly when another distribution's ``supervisor`` or ``channels`` shadows ours."""
+    import channels
+    import souls
+    import supervisor
+
+    home = Path(souls.__file__).parent.parent
+    for module in (supervisor, channels):
+        origin = Path(module.__file__ or "").parent.parent
+        if origin != home or (module is supervisor and not getattr(module, "__soupd__", False)):
+            sys.exit(
+                f"soupd: the '{module.__name__}' package at {module.__file__} is not soupd's; "
+                "install soupd into its own virtualenv (see README)"
+            )
