@@ -68,7 +68,9 @@ def close_leftover_mailboxes() -> Iterator[None]:
     """
     yield
     for obj in gc.get_objects():
-        if isinstance(obj, Mailbox):
+        # type(), not isinstance(): isinstance asks a weak proxy for its __class__,
+        # which raises ReferenceError once the proxied object is gone.
+        if issubclass(type(obj), Mailbox):
             obj.discard(SoulUnavailable("the test is over"))
     gc.collect()
 
