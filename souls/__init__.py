@@ -18,9 +18,16 @@ The tree reads in the order an event travels (DESIGN §1, §3), each room a pack
 * :mod:`souls.actor` — the actor that owns one soul's state and serialises every change
   to it, with the parts it drives a turn through.
 
-Beside them, the actor's vocabulary: :mod:`souls.events` (an event as it arrives),
-:mod:`souls.messages` (its mail), :mod:`souls.results` (its answers) and
-:mod:`souls.config` (its TOML file).
+Where a request goes: the write path is :mod:`souls.intake` (gates), then
+:mod:`souls.actor.ingest` (de-duplication, group commit), then :mod:`souls.store`; the
+recall path is :mod:`souls.actor.recollection`, then :mod:`souls.recall` over
+:mod:`souls.store`; the collision memory is :mod:`souls.actor.deck` over
+:mod:`souls.collision`.
+
+Beside the rooms, the actor's vocabulary, which every room may use:
+:mod:`souls.events` (an event as it arrives), :mod:`souls.messages` (its mail) and
+:mod:`souls.results` (its answers); and :mod:`souls.config`, the soul's TOML file, which
+gathers the settings of every room and so is read by the actor alone.
 
 Layering (``[tool.importlinter]`` in ``pyproject.toml``, checked by the test suite):
 ``actor`` > ``config`` > ``collision`` | ``knowledge`` > ``llm`` > ``recall`` > ``mind`` >

@@ -45,8 +45,8 @@ import anyio.abc
 import structlog
 
 from souls.actor.clock import Clock
+from souls.actor.cognition import Emit
 from souls.actor.mailbox import Mailbox
-from souls.actor.mind import Emit
 from souls.actor.soul import Soul
 from souls.config import SoulConfig
 from souls.messages import Message

@@ -7,13 +7,13 @@ write path, from events to committed rows), :mod:`~souls.actor.recollection` (th
 path: recalled items and context blocks), :mod:`~souls.actor.deck` (cards and their
 collisions), :mod:`~souls.actor.knowing` (requests on what it knows and whom),
 :mod:`~souls.actor.agenda` (tasks with due times), :mod:`~souls.actor.rights` (forget,
-export, backup, rebuild) and :mod:`~souls.actor.mind` (the cognitive state carried
-between turns). :mod:`~souls.actor.brain` is its directory of Markdown files,
-:mod:`~souls.actor.clock` where its time comes from.
+export, backup, rebuild) and :mod:`~souls.actor.cognition` (its ``Mind``: the cognitive
+state carried between turns). :mod:`~souls.actor.brain` is its directory of Markdown
+files, :mod:`~souls.actor.clock` where its time comes from.
 
 The top room: it may import every other room of :mod:`souls` and :mod:`souls.config`;
 nothing in :mod:`souls` imports it. The supervisor hosts souls through its public modules.
 """
 
 # The modules other rooms may import; the rest are this room's own.
-__all__ = ["clock", "mailbox", "mind", "soul"]
+__all__ = ["clock", "cognition", "mailbox", "soul"]

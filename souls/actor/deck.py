@@ -27,8 +27,8 @@ import anyio
 import structlog
 
 from souls.actor.clock import Clock
+from souls.actor.cognition import Emit, Mind
 from souls.actor.ingest import Outcome
-from souls.actor.mind import Emit, Mind
 from souls.collision.cards import Card, CardStore, cited, crystallise
 from souls.collision.collider import Collider, Collision, pool_card
 from souls.collision.lightning import weight

@@ -28,8 +28,8 @@ import msgspec
 import structlog
 
 from souls.actor.clock import Clock
+from souls.actor.cognition import Emit, Mind
 from souls.actor.mailbox import Mailbox
-from souls.actor.mind import Emit, Mind
 from souls.config import SoulConfig
 from souls.events import EventIn
 from souls.intake.intake import Dropped, Intake

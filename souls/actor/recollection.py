@@ -26,8 +26,8 @@ import structlog
 
 from souls.actor.brain import Brain
 from souls.actor.clock import Clock
+from souls.actor.cognition import Mind
 from souls.actor.metrics import LatencyWindow
-from souls.actor.mind import Mind
 from souls.config import SoulConfig
 from souls.knowledge.goals import activated, goal_candidates
 from souls.knowledge.knowledge import Knowledge

@@ -1,7 +1,7 @@
 """The soul actor: one task per soul, the sole owner of its database.
 
 The actor only serialises access; what a soul *does* lives in plain functions and
-small classes: its :class:`~souls.actor.mind.Mind`, its write path
+small classes: its :class:`~souls.actor.cognition.Mind`, its write path
 (:class:`~souls.actor.ingest.Ingest`), its answers to recall and context
 (:class:`~souls.actor.recollection.Recollection`), its cards (:class:`~souls.actor.deck.Deck`) and
 the requests on its knowledge and persons (:class:`~souls.actor.knowing.Knowing`). Invariants:
@@ -44,12 +44,12 @@ import structlog
 from souls.actor.agenda import Agenda
 from souls.actor.brain import Brain
 from souls.actor.clock import Clock
+from souls.actor.cognition import Emit, Mind
 from souls.actor.deck import Deck
 from souls.actor.ingest import Ingest, tally
 from souls.actor.knowing import KNOWING, Knowing
 from souls.actor.mailbox import Envelope, Mailbox
 from souls.actor.metrics import LatencyWindow
-from souls.actor.mind import Emit, Mind
 from souls.actor.recollection import Recollection
 from souls.actor.rights import DataRights, ForgetResult
 from souls.collision.cards import CardStore

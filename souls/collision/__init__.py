@@ -8,9 +8,10 @@ model); :mod:`~souls.collision.collider` records every draw, shown or silenced. 
 tide (:mod:`~souls.collision.tide`) reconciles the deck, and
 :mod:`~souls.collision.status_page` renders it as one HTML file.
 
-May import :mod:`souls.llm`, :mod:`souls.recall`, :mod:`souls.mind`, :mod:`souls.intake`,
-:mod:`souls.store`, :mod:`souls.text` and the vocabulary modules; never knowledge
-(the two are independent) or the actor.
+May import :mod:`souls.llm`, :mod:`souls.recall`, :mod:`souls.mind`,
+:mod:`souls.intake`, :mod:`souls.store`, :mod:`souls.text`, the vocabulary (events,
+messages, results) and :mod:`supervisor.errors`; never knowledge (the two are
+independent) or the actor.
 """
 
 # The modules other rooms may import; the rest are this room's own.

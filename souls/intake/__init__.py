@@ -6,8 +6,8 @@ boundary: it refuses secrets, oversized and malformed text. The attention gate
 :mod:`~souls.intake.surprise` (§3.3) the prediction error against the world model.
 :mod:`~souls.intake.intake` takes one event through all three.
 
-May import :mod:`souls.store`, :mod:`souls.text`, the vocabulary modules and
-:mod:`supervisor.errors`; never the rooms above it.
+May import :mod:`souls.store`, :mod:`souls.text`, the vocabulary (events, messages,
+results) and :mod:`supervisor.errors`; never a room above it.
 """
 
 # The modules other rooms may import; the rest are this room's own.

@@ -8,8 +8,9 @@ channels, and the memory map with reading by id (:mod:`~souls.knowledge.memmap`,
 the actor holds of it.
 
 May import :mod:`souls.llm`, :mod:`souls.recall` (the ranking a context uses),
-:mod:`souls.mind`, :mod:`souls.intake`, :mod:`souls.store`, :mod:`souls.text` and the
-vocabulary modules; never collision (the two are independent) or the actor.
+:mod:`souls.mind`, :mod:`souls.intake`, :mod:`souls.store`, :mod:`souls.text`, the
+vocabulary (events, messages, results) and :mod:`supervisor.errors`; never collision
+(the two are independent) or the actor.
 """
 
 # The modules other rooms may import; the rest are this room's own.

@@ -104,7 +104,7 @@ class Question(msgspec.Struct, frozen=True):
 
 class InForce:
     """The entries in force (active and deferred) by id, and the active ones as a
-    context brings them up, indexed (:class:`souls.recall.assembly.EntryIndex`).
+    context brings them up, indexed (:class:`souls.recall.shortlist.EntryIndex`).
 
     Invariant: while ``fresh``, ``claims`` is what the claims table holds in force. A
     writer of claims calls :meth:`writing` before it writes (the view is stale from

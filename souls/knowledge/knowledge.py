@@ -14,10 +14,10 @@ Storage and bookkeeping around the pure modules :mod:`souls.knowledge.claims`,
   (:mod:`souls.knowledge.entries`).
 
 Only the soul actor calls this (one writer). Open goals, pending questions and the
-entries in force are kept in memory (:class:`souls.knowledge.entries.InForce`), everything else is
-read when needed. A context makes contenders only of the entries that can rank among
-the items it keeps (:func:`souls.recall.assembly.shortlist`), so its cost hardly grows with
-the number of entries.
+entries in force are kept in memory (:class:`souls.knowledge.entries.InForce`),
+everything else is read when needed. A context makes contenders only of the entries
+that can rank among the items it keeps (:func:`souls.recall.shortlist.shortlist`), so
+its cost hardly grows with the number of entries.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ messages with the model and its tools. Nothing here is needed to run: every mech
 has a built-in fallback without a model.
 
 May import :mod:`souls.recall`, :mod:`souls.mind`, :mod:`souls.intake`,
-:mod:`souls.store`, :mod:`souls.text`, the vocabulary modules and
+:mod:`souls.store`, :mod:`souls.text`, the vocabulary (events, messages, results) and
 :mod:`supervisor.errors`; never knowledge, collision or the actor.
 """
 

@@ -6,8 +6,8 @@ spreading). :mod:`~souls.recall.potential` holds the two ranking modes (DESIGN ย
 :mod:`~souls.recall.assembly` and :mod:`~souls.recall.shortlist` choose what goes into a
 context, :mod:`~souls.recall.context` lays the block out (ยง3.11).
 
-May import :mod:`souls.mind`, :mod:`souls.intake`, :mod:`souls.store`,
-:mod:`souls.text` and the vocabulary modules; never knowledge, collision, llm or the
+May import :mod:`souls.mind`, :mod:`souls.intake`, :mod:`souls.store`, :mod:`souls.text`
+and the vocabulary (events, messages, results); never knowledge, collision, llm or the
 actor.
 """
 

@@ -1,4 +1,5 @@
-"""Context assembly: the block an agent puts in its system prompt.
+"""The context block an agent puts in its system prompt, laid out section by section
+(what goes into its recalled part is chosen by :mod:`souls.recall.assembly`).
 
 Sections come in a fixed order, stable ones first, so that the prefix stays
 byte-identical (and the model's prompt cache warm) until something stable changes.

@@ -8,8 +8,9 @@ index's statistics, :mod:`~souls.store.bulk` multi-row inserts,
 :mod:`~souls.store.reindex` the index rebuilt and :mod:`~souls.store.check` the
 read-only checks of a database file.
 
-May import :mod:`souls.text`, the vocabulary modules and :mod:`supervisor.errors`;
-never the rooms above it (intake, mind, recall, knowledge, collision, llm, actor).
+May import :mod:`souls.text`, the vocabulary (events, messages, results) and
+:mod:`supervisor.errors`; never a room above it (intake, mind, recall, knowledge,
+collision, llm, actor).
 """
 
 # The modules other rooms may import; the rest are this room's own.

@@ -283,7 +283,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "0009_context",
         """
         -- Each memory is indexed with its neighbouring turns in the same session (two
-        -- each side, nearest first; none without a session: see souls/store/neighbours.py),
+        -- each side, nearest first; none without a session: see souls/neighbours.py),
         -- which recall weighs lower.
         -- FTS5 columns cannot be added in place: the index is rebuilt from the old one.
         CREATE INDEX events_session ON events (session, id);
@@ -334,7 +334,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "0011_marker_labels",
         """
         -- The word a marker's topic (a stem, "carolin") is shown by: as a person wrote it
-        -- ("Caroline"; the rule is in souls/mind/topics.py). One per topic, the same in each
+        -- ("Caroline"; the rule is in souls/topics.py). One per topic, the same in each
         -- valence's row. NULL in rows stored before labels: the topic is shown instead.
         ALTER TABLE markers ADD COLUMN label TEXT;
         """,

@@ -1,7 +1,7 @@
 """The ``soupd`` command: its entry point and one module per group of commands.
 
 :mod:`~supervisor.cli.main` builds the parser, dispatches and holds the daemon's own
-commands (``start``, ``push``, ``recall``, ``import``, ...); the commands of a topic live
+commands (``start``, ``send``, ``recall``, ``import``, ...); the commands of a topic live
 beside it, each with a ``register`` (:mod:`~supervisor.cli.knowledge`,
 :mod:`~supervisor.cli.loop`, :mod:`~supervisor.cli.tasks`, :mod:`~supervisor.cli.data`,
 :mod:`~supervisor.cli.check`, :mod:`~supervisor.cli.cards`), with what they share in

@@ -4,9 +4,9 @@ Errors print one line on stderr and exit non-zero (1 for an error from the daemo
 the connection, 2 for usage and configuration errors). ``--json`` prints the raw
 result of the socket call.
 
-The commands of a topic live in a sibling module of :mod:`supervisor.cli` whose
-``register`` adds them
-through ``command`` and the helpers it is handed (see :mod:`supervisor.cli.shared`).
+The commands of a topic live in sibling modules of :mod:`supervisor.cli`, each with a
+``register`` that adds them through ``command`` and the helpers it is handed (see
+:mod:`supervisor.cli.shared`).
 Here: the parser, the dispatch, those helpers and the daemon's own commands. Commands
 are registered in the order ``--help`` lists them (so ``import`` stays here, before
 ``recall``, not beside ``export`` in :mod:`supervisor.cli.data`).

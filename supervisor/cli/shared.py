@@ -1,10 +1,10 @@
-"""What ``cli.py`` hands its command modules (``cli_*.py``): the signatures of its
-``command``, ``call``, ``show`` and ``settings``, and the ``key: value`` formatter
+"""What :mod:`supervisor.cli.main` hands the command modules beside it: the signatures
+of its ``command``, ``call``, ``show`` and ``settings``, and the ``key: value`` formatter
 several commands print their result with.
 
 A command module has one ``register(command, ...)`` that adds its commands to the
 parser through ``command`` and makes each a closure over the helpers it was given, so
-that no module imports ``cli.py`` back.
+that no module imports :mod:`~supervisor.cli.main` back.
 """
 
 from __future__ import annotations
