@@ -5,13 +5,18 @@ key has a default, so no file is needed at all; with no soul file a soul named
 ``default`` exists. A :class:`ConfigError` names the file, the key path and what was
 expected. Loading validates *everything* before anything is used, so a bad edit can
 never leave a half-applied configuration.
+
+A soul file that does not validate is fatal where the whole configuration is asked for
+(``soupd config check``), and refused on its own at start (``lenient``): the daemon runs
+the other souls and lists the refused files in :attr:`Settings.refused`, so one bad file
+in the souls folder (a backup copy, a typo) never keeps the rest from starting.
 """
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -192,6 +197,13 @@ class Settings:
     souls_dir: Path
     state_dir: Path
     socket: Path
+    # Soul files refused by a lenient load, by path: the souls they name do not run.
+    refused: Mapping[str, ConfigError] = field(default_factory=dict)
+
+    def refused_soul(self, path: str) -> str | None:
+        """The soul a refused file would be, when its name can be one."""
+        stem = Path(path).stem
+        return stem if soul_name_problem(stem) is None else None
 
     def soul_dir(self, name: str) -> Path:
         return self.state_dir / "souls" / name
@@ -240,8 +252,11 @@ def _explain(message: str) -> tuple[str, str]:
     return key, head[:1].lower() + head[1:]
 
 
-def load_settings(locations: Locations) -> Settings:
-    """Load ``soupd.toml`` (if present) and every soul file; raise ConfigError on any fault."""
+def load_settings(locations: Locations, *, lenient: bool = False) -> Settings:
+    """Load ``soupd.toml`` (if present) and every soul file; raise ConfigError on any fault.
+
+    ``lenient``: a soul file that does not validate is left out and listed in
+    ``refused`` instead (faults of ``soupd.toml`` still raise)."""
     config_file = locations.config_file
     if config_file.exists():
         daemon = read_toml(config_file, DaemonConfig)
@@ -258,7 +273,9 @@ def load_settings(locations: Locations) -> Settings:
     socket = locations.socket_override or _resolve(
         base, paths.get("socket.path"), locations.default_socket
     )
-    souls = load_souls(souls_dir)
+    souls, refused = read_souls(souls_dir)
+    if refused and not lenient:
+        raise next(iter(refused.values()))
     if (problem := channel_problem(daemon.channels, souls)) is not None:
         raise ConfigError(str(config_file), *problem)
     return Settings(
@@ -268,18 +285,39 @@ def load_settings(locations: Locations) -> Settings:
         souls_dir=souls_dir,
         state_dir=state_dir,
         socket=socket,
+        refused=refused,
     )
 
 
 def load_souls(souls_dir: Path) -> dict[str, SoulConfig]:
+    """Every soul file of ``souls_dir``; raise ConfigError on the first that is bad."""
+    souls, refused = read_souls(souls_dir)
+    if refused:
+        raise next(iter(refused.values()))
+    return souls
+
+
+def read_souls(souls_dir: Path) -> tuple[dict[str, SoulConfig], dict[str, ConfigError]]:
+    """The soul files of ``souls_dir`` that validate, and the error of each that does not
+    (by path, in file order). With no soul file at all, the ``default`` soul."""
     files = sorted(souls_dir.glob("*.toml")) if souls_dir.is_dir() else []
     souls: dict[str, SoulConfig] = {}
+    refused: dict[str, ConfigError] = {}
     for path in files:
-        problem = soul_name_problem(path.stem)
-        if problem is not None:
-            raise ConfigError(str(path), "", f"{problem}; rename the file")
-        souls[path.stem] = _read_soul(path)
-    return souls or {DEFAULT_SOUL: SoulConfig()}
+        try:
+            souls[path.stem] = _read_named_soul(path)
+        except ConfigError as error:
+            refused[str(path)] = error
+    if not files:
+        souls[DEFAULT_SOUL] = SoulConfig()
+    return souls, refused
+
+
+def _read_named_soul(path: Path) -> SoulConfig:
+    problem = soul_name_problem(path.stem)
+    if problem is not None:
+        raise ConfigError(str(path), "", f"{problem}; rename the file")
+    return _read_soul(path)
 
 
 def _read_soul(path: Path) -> SoulConfig:

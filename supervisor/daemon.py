@@ -40,7 +40,7 @@ from souls.actor.clock import Clock, SystemClock
 from souls.actor.mailbox import Mailbox
 from souls.config import SoulConfig
 from souls.messages import Ping
-from supervisor.config import Settings, load_settings, load_souls
+from supervisor.config import Settings, load_settings, read_souls
 from supervisor.errors import ChildStartError, ConfigError, SoupdError
 from supervisor.logstream import LogStream
 from supervisor.outputs import Outputs
@@ -248,7 +248,27 @@ class Daemon:
             await tg.start(self._souls.run)
             for name, config in sorted(self.settings.souls.items()):
                 await self._start_soul(name, config)
+            for error in self.settings.refused.values():
+                self._refuse_soul_file(error)
             task_status.started()
+
+    def _refuse_soul_file(self, error: ConfigError) -> None:
+        """A soul file that does not validate: logged, and its soul (when the file's name
+        can be one) listed as failed with the problem, so that requests to it say why."""
+        _log.error("soul.config_refused", file=error.path, key=error.key, problem=error.problem)
+        name = self.settings.refused_soul(error.path)
+        if name is None or name in self.settings.souls:
+            return
+        handle = SoulHandle(
+            name=name,
+            config=SoulConfig(),
+            db_path=soul_database(self.settings.soul_dir(name)),
+            brain_dir=self.settings.soul_dir(name),
+            mailbox=Mailbox(name, 1),
+            emit=functools.partial(self.outputs.publish, name),
+        )
+        self.registry.add(handle)
+        handle.fail(f"its config file does not validate: {error}")
 
     async def _start_soul(self, name: str, config: SoulConfig) -> SoulHandle:
         handle = SoulHandle(
@@ -290,11 +310,18 @@ class Daemon:
         if self._locations is None:
             return False
         try:
-            fresh = load_settings(self._locations)
+            fresh = load_settings(self._locations, lenient=True)
             if fresh.souls_dir != self.settings.souls_dir:
                 # A new souls_dir takes effect at the next start (logged below); until
                 # then the souls are those of the folder in use.
-                fresh = dataclasses.replace(fresh, souls=load_souls(self.settings.souls_dir))
+                souls, refused = read_souls(self.settings.souls_dir)
+                fresh = dataclasses.replace(fresh, souls=souls, refused=refused)
+            # A soul file refused at start and left as it was does not block the others'
+            # edits; a new fault anywhere rejects the whole reload, as it always did.
+            for path, error in fresh.refused.items():
+                known = self.settings.refused.get(path)
+                if known is None or str(known) != str(error):
+                    raise error
         except ConfigError as error:
             _log.error(
                 "config.reload_rejected", file=error.path, key=error.key, problem=error.problem
@@ -310,6 +337,11 @@ class Daemon:
         self.settings = fresh
         self.scheduler.update_settings(fresh)
         schedule_changed = fresh.daemon.schedule != old.daemon.schedule
+        for path in set(old.refused) - set(fresh.refused):
+            # A refused file mended (or gone): its failed stand-in makes way.
+            name = old.refused_soul(path)
+            if name is not None and name not in old.souls:
+                self.registry.remove(name)
         for name in sorted(set(old.souls) | set(fresh.souls)):
             before, after = old.souls.get(name), fresh.souls.get(name)
             if before == after:

@@ -122,7 +122,8 @@ def _start(args: argparse.Namespace) -> int:
     # Souls' databases and brains are private to the daemon's user.
     os.umask(0o077)
     locations = locate(os.environ, config=args.config, socket=args.socket)
-    settings = load_settings(locations)
+    # A bad soul file refuses that soul only (logged at start), not the daemon.
+    settings = load_settings(locations, lenient=True)
     configure_logging(settings.daemon.log.level, settings.daemon.log.format)
     try:
         anyio.run(Daemon(settings, locations=locations).run)
