@@ -48,6 +48,7 @@ from supervisor.paths import Locations, check_private_dir, check_socket_path, so
 from supervisor.registry import Registry, SoulHandle
 from supervisor.responder import Responder
 from supervisor.scheduler import Scheduler
+from supervisor.statelock import StateLock
 from supervisor.systemd import Notifier, activated_socket, watchdog_interval
 from supervisor.tree import ChildSpec, Supervisor
 
@@ -105,12 +106,21 @@ class Daemon:
 
     async def run(self) -> None:
         """Run until SIGTERM/SIGINT; raises if the tree gives up (exit non-zero)."""
-        if self.settings.socket.parent.name.startswith("soupd-"):
-            check_private_dir(self.settings.socket.parent)
         check_socket_path(self.settings.socket)
         if self._activated is None:
+            # A socket folder another user can write to could have our socket replaced
+            # under us (systemd's socket activation owns its folder itself).
+            check_private_dir(self.settings.socket.parent)
             # Refuse early, before any soul opens its database, if another daemon is live.
             await prepare_socket_path(self.settings.socket)
+        lock = StateLock(self.settings.state_dir)
+        await anyio.to_thread.run_sync(lock.acquire)
+        try:
+            await self._run_locked()
+        finally:
+            lock.release()
+
+    async def _run_locked(self) -> None:
         supervision = self.settings.daemon.supervision
         root = Supervisor(
             "soupd",
