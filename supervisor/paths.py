@@ -13,20 +13,23 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
-from supervisor.errors import ConfigError
+from supervisor.errors import ClientError, ConfigError
 
 __all__ = [
     "Locations",
     "check_private_dir",
     "check_socket_path",
     "locate",
+    "open_private",
     "soul_database",
     "soul_name_problem",
 ]
@@ -133,3 +136,20 @@ def soul_name_problem(name: str) -> str | None:
 def soul_database(soul_dir: Path) -> Path:
     """The database file of the soul whose state folder is ``soul_dir``."""
     return soul_dir / "soul.db"
+
+
+def open_private(path: Path) -> TextIO:
+    """``path`` opened for writing text, readable by this user only (0600, also when it
+    existed with wider modes); a symlink in its place is refused (ELOOP)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        why = "it is a symlink" if exc.errno == errno.ELOOP else exc.strerror
+        raise ClientError(f"cannot write {path}: {why}; give a plain file path") from None
+    try:
+        os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "w", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise

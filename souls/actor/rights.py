@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -205,6 +206,8 @@ class DataRights:
     async def backup(self, target: Path) -> int:
         """A consistent copy of the live database at ``target``; its size in bytes."""
         temporary = target.with_name(f".{target.name}.partial")
+        # The copy holds everything the soul was told: this user's alone from the start.
+        await anyio.to_thread.run_sync(_create_private, temporary)
         async with aiosqlite.connect(temporary) as copy:
             await self._store.db.backup(copy)
         await anyio.Path(temporary).rename(target)
@@ -362,3 +365,11 @@ def _chunks(ids: Sequence[int]) -> list[list[int]]:
 
 def _marks(chunk: Sequence[int]) -> str:
     return ",".join("?" * len(chunk))
+
+
+def _create_private(path: Path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)

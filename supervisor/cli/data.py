@@ -19,6 +19,7 @@ import msgspec
 
 from channels.client import Client
 from supervisor.cli.shared import Call, Command, LoadSettings, Show, key_values
+from supervisor.paths import open_private
 
 __all__ = ["register"]
 
@@ -50,7 +51,7 @@ def register(command: Command, call: Call, show: Show, settings: LoadSettings) -
         if args.file is None:
             anyio.run(go, sys.stdout)
             return 0
-        with open(args.file, "w", encoding="utf-8") as out:
+        with open_private(args.file) as out:
             count = anyio.run(go, out)
         print(f"exported {count} records to {args.file}")
         return 0

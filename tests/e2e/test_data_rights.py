@@ -183,3 +183,32 @@ def test_forget_redacts_the_card_lines_that_repeat_an_event(
     markdown = (soupd_home.soul_dir("ada") / "cards" / f"{card['number']:04d}.md").read_text()
     assert "blue box" not in markdown
     assert daemon.result("cards", {"soul": "ada", "strict": True})["problems"] == []
+
+
+def test_files_the_cli_writes_are_private(
+    soupd_home: Home, start_soupd: StartSoupd, tmp_path: Path
+) -> None:
+    """An export or a backup holds everything the soul was told: 0600, also over a file
+    that existed world-readable, and never through a symlink planted in its place."""
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    seed(daemon)
+    exported, backup = tmp_path / "ada.jsonl", tmp_path / "ada.db"
+    for path in (exported, backup):
+        path.write_text("old")
+        path.chmod(0o644)
+    assert soupd_home.cli("export", "ada", exported).returncode == 0
+    assert soupd_home.cli("backup", "ada", backup).returncode == 0
+    for path in (exported, backup):
+        assert path.stat().st_mode & 0o777 == 0o600, path
+    assert "old" not in exported.read_text()
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("not yours")
+    planted = tmp_path / "planted.jsonl"
+    planted.symlink_to(elsewhere)
+    refused = soupd_home.cli("export", "ada", planted)
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines() == [
+        f"soupd: error: cannot write {planted}: it is a symlink; give a plain file path"
+    ], refused.stderr
+    assert elsewhere.read_text() == "not yours"
