@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-__all__ = ["EventIn", "event_time"]
+__all__ = ["MAX_TS", "EventIn", "event_time"]
 
 
 class EventIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -36,21 +36,36 @@ class EventIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     session: str | None = None
 
 
+# What a stored time may be, in Unix seconds: 1970-01-01 up to 5138-11-16. Every derived
+# path (due dates, the memory map, decay) adds bounded spans to it and stays within the
+# years datetime can hold, so the boundary makes them total.
+MAX_TS = 1e11
+
+
 def event_time(ts: float | str | None, now: float) -> float:
-    """Unix seconds for ``ts``; ``now`` when absent. Raises ValueError on a bad value."""
+    """Unix seconds for ``ts``; ``now`` when absent. Raises ValueError on a bad value:
+    not a date-time, or outside [0, MAX_TS) whether given as ISO 8601 or as seconds."""
     if ts is None:
         return now
     if isinstance(ts, str):
         try:
             parsed = datetime.fromisoformat(ts.strip())
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            seconds = parsed.timestamp()
         except ValueError:
             raise ValueError(
                 f"ts {ts!r} is not an ISO 8601 date-time; use e.g. 2026-11-29T09:30:00Z "
                 "or Unix seconds"
             ) from None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        return parsed.timestamp()
-    if isinstance(ts, bool) or not (0 <= ts < 1e11):
+        except OverflowError:
+            seconds = -1.0  # beyond what datetime holds once its offset applies
+        if not 0 <= seconds < MAX_TS:
+            raise ValueError(
+                f"ts {ts!r} is outside the times soupd stores (1970-01-01 to 5138-11-16); "
+                "check the date"
+            )
+        return seconds
+    if isinstance(ts, bool) or not (0 <= ts < MAX_TS):
         raise ValueError(f"ts {ts!r} is not a plausible Unix time in seconds")
     return float(ts)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from souls.events import EventIn, event_time
+from souls.events import MAX_TS, EventIn, event_time
 
 NOW = 1_780_000_000.0
 
@@ -98,3 +98,28 @@ def test_event_ts_accepts_numbers_and_strings() -> None:
     as_str = msgspec.json.decode(b'{"text": "hi", "ts": "2026-11-29"}', type=EventIn)
     assert event_time(as_int.ts, NOW) == 1_700_000_000.0
     assert event_time(as_str.ts, NOW) == utc(2026, 11, 29)
+
+
+@pytest.mark.parametrize(
+    "ts",
+    [
+        "9999-12-31",
+        "0001-01-01",
+        "9999-12-31T23:59:59-12:00",
+        "0001-01-01T00:00:00+14:00",
+        "1969-12-31T23:59:59Z",
+        "5138-11-17",
+    ],
+)
+def test_an_iso_time_outside_the_stored_range_is_refused_like_seconds(ts: str) -> None:
+    with pytest.raises(ValueError, match="outside the times soupd stores") as refused:
+        event_time(ts, NOW)
+    assert repr(ts) in str(refused.value)
+
+
+def test_the_range_ends_alike_for_iso_and_seconds() -> None:
+    assert event_time("1970-01-01T00:00:00Z", NOW) == 0.0
+    assert event_time("5138-11-16", NOW) < MAX_TS
+    assert event_time(MAX_TS - 1, NOW) == MAX_TS - 1
+    with pytest.raises(ValueError, match="plausible Unix time"):
+        event_time(MAX_TS, NOW)
