@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import msgspec
 import structlog
+import structlog.tracebacks
 
 __all__ = ["configure_logging"]
 
@@ -66,11 +67,19 @@ def configure_logging(
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     renderer: structlog.typing.Processor
+    # Tracebacks carry types, messages, files and lines, never frame locals: a crashing
+    # frame's locals hold the event text, and logs must never contain it.
     if use_json:
-        shared.append(structlog.processors.dict_tracebacks)
+        shared.append(
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            )
+        )
         renderer = structlog.processors.JSONRenderer(serializer=_json_serializer)
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=sys.stdout.isatty())
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=sys.stdout.isatty(), exception_formatter=structlog.dev.plain_traceback
+        )
     numeric = _LEVELS[level]
     structlog.configure(
         processors=[

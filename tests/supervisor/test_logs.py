@@ -64,3 +64,39 @@ def test_console_rendering_on_request() -> None:
     lines = run(output="console")
     assert any("soul.turn" in line and "soul=ada" in line for line in lines)
     assert not lines[0].startswith("{")
+
+
+CRASH = textwrap.dedent(
+    """
+    import structlog
+    from supervisor.logs import configure_logging
+
+    configure_logging("info", {output!r})
+
+    def handle(text):
+        params = {{"text": text}}
+        raise RuntimeError("soul turn failed")
+
+    try:
+        handle("my flamingo diary, page " + "7" * 40)
+    except RuntimeError:
+        structlog.get_logger("soupd.soul").exception("soul.crashed", soul="ada")
+    """
+)
+
+
+def test_a_crash_report_shows_types_and_places_never_the_text() -> None:
+    for output in ("json", "console"):
+        done = subprocess.run(
+            [sys.executable, "-c", CRASH.format(output=output)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        assert "soul.crashed" in done.stdout, done.stdout
+        assert "RuntimeError" in done.stdout
+        assert "soul turn failed" in done.stdout
+        assert "handle" in done.stdout  # the frame is named
+        assert "flamingo" not in done.stdout, (output, done.stdout)
+        assert "7777" not in done.stdout
