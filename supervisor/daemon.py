@@ -39,9 +39,9 @@ from channels.supervisor import Channels
 from souls.actor.clock import Clock, SystemClock
 from souls.actor.mailbox import Mailbox
 from souls.config import SoulConfig
-from souls.messages import Ping
+from souls.messages import Message, Ping
 from supervisor.config import Settings, load_settings, read_souls
-from supervisor.errors import ChildStartError, ConfigError, SoupdError
+from supervisor.errors import ChildStartError, ConfigError, SoulUnavailable, SoupdError
 from supervisor.logstream import LogStream
 from supervisor.outputs import Outputs
 from supervisor.paths import Locations, check_private_dir, check_socket_path, soul_database
@@ -91,8 +91,7 @@ class Daemon:
                 inherited=self._activated,
                 mode=int(socket_config.mode, 8),
                 allow_uids=tuple(socket_config.allow_uids),
-                max_frame_bytes=socket_config.max_frame_bytes,
-                max_in_flight=socket_config.max_in_flight,
+                limits=socket_config,
             ),
             Methods(
                 self.registry,
@@ -280,13 +279,25 @@ class Daemon:
         self.registry.add(handle)
         handle.fail(f"its config file does not validate: {error}")
 
-    async def _start_soul(self, name: str, config: SoulConfig) -> SoulHandle:
+    async def _start_soul(
+        self, name: str, config: SoulConfig, mail: Mailbox[Message] | None = None
+    ) -> SoulHandle:
+        """Start a soul (``mail``: the mailbox of the incarnation it replaces)."""
+        mailbox = Mailbox[Message](name, config.mailbox.capacity)
+        if mail is not None and mail.capacity == config.mailbox.capacity:
+            mailbox = mail
+        elif mail is not None:
+            # A new capacity needs a new mailbox: the queued mail moves over, in order,
+            # with nothing awaited in between, so none can slip into the old one.
+            while moved := mail.receive_ready(1024):
+                mailbox.redeliver(moved)
+            mail.discard(SoulUnavailable(f"soul {name!r} restarted; retry"))
         handle = SoulHandle(
             name=name,
             config=config,
             db_path=soul_database(self.settings.soul_dir(name)),
             brain_dir=self.settings.brain_dir(name),
-            mailbox=Mailbox(name, config.mailbox.capacity),
+            mailbox=mailbox,
             emit=functools.partial(self.outputs.publish, name),
         )
         self.registry.add(handle)
@@ -302,12 +313,19 @@ class Daemon:
             _log.error("soul.start_failed", soul=name, error=str(cause))
         return handle
 
-    async def _stop_soul(self, name: str) -> None:
-        """Stop a soul and forget it; one that failed is no longer a child to stop."""
+    async def _stop_soul(self, name: str, *, hand_over: bool = False) -> Mailbox[Message] | None:
+        """Stop a soul and forget it; one that failed is no longer a child to stop.
+
+        ``hand_over``: it is to run again (a changed config). It finishes its turn and
+        the mail queued then, as at any stop; what arrives meanwhile stays queued and is
+        returned, for the next incarnation. Otherwise what is left is failed."""
+        handle = self.registry.lookup_any(name)
+        handle.handing_over = hand_over and handle.state != "failed"
         child = f"soul:{name}"
         if any(info.id == child for info in self._souls.which_children()):
             await self._souls.terminate_child(child)
         self.registry.remove(name)
+        return handle.mailbox if handle.handing_over else None
 
     async def reload(self) -> bool:
         """Re-read every config file; apply it only if all of it validates.
@@ -359,11 +377,12 @@ class Daemon:
                     await self.scheduler.add_soul(self.registry.lookup_any(name))
                 continue
             ran = before is not None and self.registry.lookup_any(name).state != "failed"
+            mail = None
             if before is not None:
                 self.scheduler.remove_soul(name)
-                await self._stop_soul(name)
+                mail = await self._stop_soul(name, hand_over=after is not None)
             if after is not None:
-                handle = await self._start_soul(name, after)
+                handle = await self._start_soul(name, after, mail)
                 if handle.state == "failed" and ran and before is not None:
                     # Valid, yet the soul cannot run with it (say, a brain_dir it may not
                     # create): the edit is refused and the soul goes on as it was.
@@ -377,6 +396,7 @@ class Daemon:
                     fresh = dataclasses.replace(fresh, souls={**fresh.souls, name: before})
                     self.settings = fresh  # _start_soul reads the brain_dir from here
                     self.scheduler.update_settings(fresh)
+                    # (the failed start failed the mail it was handed, naming why)
                     handle = await self._start_soul(name, before)
                 await self.scheduler.add_soul(handle)
             _log.info(

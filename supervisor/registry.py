@@ -79,6 +79,9 @@ class SoulHandle:
     restarts: int = 0
     wakes: int = 0
     last_error: str | None = None
+    # Set while the soul is stopped to be restarted with a new config: its mailbox, and
+    # the mail in it, go on to the next incarnation instead of being failed.
+    handing_over: bool = False
     _log: structlog.typing.FilteringBoundLogger = field(
         default_factory=lambda: structlog.get_logger("soupd.registry")
     )
@@ -153,7 +156,10 @@ class SoulHandle:
                 )
                 self._log.error("soul.wake_failed", soul=self.name, reason=self.last_error)
             except anyio.get_cancelled_exc_class():
-                self.stop()
+                if self.handing_over:
+                    self.state = "stopped"
+                else:
+                    self.stop()
                 raise
 
         return ChildSpec(f"soul:{self.name}", host, restart="temporary", shutdown=restart.shutdown)
