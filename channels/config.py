@@ -68,9 +68,12 @@ class WebhookConfig(_Channel, frozen=True, kw_only=True, tag="webhook"):
     host: str = "127.0.0.1"
     port: int = 8787
     # The HMAC-SHA256 secret (GitHub style X-Hub-Signature-256): an environment
-    # variable or a file. With neither, requests are accepted unsigned.
+    # variable or a file. One of them is required: any local user can reach a TCP
+    # port, which the Unix socket would refuse them.
     secret_env: str | None = None
     secret_file: str | None = None
+    # Accept unsigned requests from anyone who can reach the port (warned at start).
+    allow_unauthenticated: bool = False
     # Largest request body accepted, in bytes (larger: 413).
     max_body: int = 1 << 20
     # Outputs cannot go back over a webhook.
@@ -84,6 +87,17 @@ class WebhookConfig(_Channel, frozen=True, kw_only=True, tag="webhook"):
             raise ValueError(f"channel {self.name!r}: a webhook cannot deliver outputs")
         if self.secret_env is not None and self.secret_file is not None:
             raise ValueError(f"channel {self.name!r}: set secret_env or secret_file, not both")
+        signed = self.secret_env is not None or self.secret_file is not None
+        if signed and self.allow_unauthenticated:
+            raise ValueError(
+                f"channel {self.name!r}: allow_unauthenticated goes with no secret; drop one"
+            )
+        if not signed and not self.allow_unauthenticated:
+            raise ValueError(
+                f"channel {self.name!r}: a webhook needs secret_env or secret_file, since any "
+                "local user can reach its port; set allow_unauthenticated = true to accept "
+                "unsigned requests anyway"
+            )
 
 
 class TelegramConfig(_Channel, frozen=True, kw_only=True, tag="telegram"):

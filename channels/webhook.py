@@ -82,6 +82,16 @@ class WebhookChannel(Channel):
         async with listener:
             port = listener.extra(anyio.abc.SocketAttribute.local_port)
             self.address = f"{c.host}:{port}"
+            self.log.info(
+                "webhook.listening", address=self.address, signed=self._secret is not None
+            )
+            if self._secret is None:
+                self.log.warning(
+                    "webhook.unauthenticated",
+                    address=self.address,
+                    problem="unsigned requests are accepted from anyone who can reach the port",
+                    fix="set secret_env or secret_file",
+                )
             self.up()
             await listener.serve(self._connection)
 

@@ -101,6 +101,15 @@ def test_a_literal_secret_is_refused_with_what_to_do(tmp_path: Path, table: str,
     assert "_file" in error.problem
 
 
+# A webhook table with neither a secret nor the explicit unsigned mode.
+HOOK = '[[channels]]\nname = "hooks"\nkind = "webhook"\nsouls = ["ada"]\nport = 0\n'
+
+
+def test_an_unsigned_webhook_must_be_asked_for(tmp_path: Path) -> None:
+    (hooks,) = load(tmp_path, HOOK + "allow_unauthenticated = true\n").channels
+    assert hooks.allow_unauthenticated
+
+
 @pytest.mark.parametrize(
     ("text", "key", "problem"),
     [
@@ -114,6 +123,12 @@ def test_a_literal_secret_is_refused_with_what_to_do(tmp_path: Path, table: str,
         (TELEGRAM + 'token_file = "/x"\n', "channels[0]", "exactly one of token_env"),
         (TELEGRAM + "pol_timeout = 1\n", "channels[0].pol_timeout", "unknown key"),
         (TELEGRAM.replace('souls = ["ada"]', "souls = []"), "channels[0]", "at least one soul"),
+        (HOOK, "channels[0]", "needs secret_env or secret_file, since any local user"),
+        (
+            HOOK + 'secret_env = "S"\nallow_unauthenticated = true\n',
+            "channels[0]",
+            "allow_unauthenticated goes with no secret",
+        ),
     ],
 )
 def test_mistakes_name_the_key(tmp_path: Path, text: str, key: str, problem: str) -> None:

@@ -18,7 +18,8 @@ from supervisor.registry import Registry
 
 
 def webhook(name: str, **changes: Any) -> WebhookConfig:
-    return WebhookConfig(**{"name": name, "souls": ["ada"], "port": 0, **changes})
+    settings = {"name": name, "souls": ["ada"], "port": 0, "allow_unauthenticated": True}
+    return WebhookConfig(**{**settings, **changes})
 
 
 async def test_reload_starts_restarts_and_stops_only_what_changed(tmp_path: Path) -> None:

@@ -172,7 +172,7 @@ async def test_the_channels_supervisor_loads_at_start_and_writes_at_stop(tmp_pat
         "bob": {"channel": "gone", "conversation": "c-2"},  # removed while we were down
     }
     path.write_text(json.dumps({"version": 1, "souls": stored}))
-    hooks = WebhookConfig(name="hooks", souls=["ada"], port=0)
+    hooks = WebhookConfig(name="hooks", souls=["ada"], port=0, allow_unauthenticated=True)
 
     async with running_souls(tmp_path / "souls", "ada") as registry:
         channels = Channels([hooks], registry, Outputs(), conversations=path)

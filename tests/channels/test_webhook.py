@@ -25,6 +25,8 @@ def sign(body: bytes, secret: str = SECRET) -> str:
 
 def config(**changes: Any) -> WebhookConfig:
     settings: dict[str, Any] = {"name": "hooks", "souls": ["ada"], "port": 0}
+    if "secret_env" not in changes and "secret_file" not in changes:
+        settings["allow_unauthenticated"] = True  # the unsigned mode, asked for
     settings.update(changes)
     return WebhookConfig(**settings)
 

@@ -101,6 +101,29 @@ def test_signed_webhooks_are_stored_and_forged_ones_refused(
     assert "channel hooks (webhook): up; 1 stored, 0 unacknowledged" in status.stdout
 
 
+def test_an_unsigned_webhook_is_refused_unless_asked_for_and_then_warned(
+    home: Home, start_soupd: StartSoupd
+) -> None:
+    """Any local user can reach a TCP port (the Unix socket would refuse them by uid)."""
+    unsigned = '[[channels]]\nname = "hooks"\nkind = "webhook"\nsouls = ["ada"]\nport = 0\n'
+    home.write_config(unsigned)
+    refused = home.cli("start")
+    assert refused.returncode == 2, refused
+    assert "needs secret_env or secret_file" in refused.stderr
+    assert "allow_unauthenticated = true" in refused.stderr
+
+    home.write_config(unsigned + "allow_unauthenticated = true\n")
+    daemon = start_soupd()
+    address = up(daemon, "hooks")["hooks"]["address"]
+    (listening,) = [e for e in daemon.log() if e.get("event") == "webhook.listening"]
+    assert (listening["address"], listening["signed"]) == (address, False)
+    (warned,) = [e for e in daemon.log() if e.get("event") == "webhook.unauthenticated"]
+    assert warned["level"] == "warning"
+    assert warned["address"] == address
+    body = json.dumps({"text": "a note anyone could send", "ref": "u-1"}).encode()
+    assert post(address, body, None)[0] == 200
+
+
 def test_reload_touches_only_the_changed_channel(home: Home, start_soupd: StartSoupd) -> None:
     config = home.write_config(webhook_table("hooks"))
     daemon = start_soupd()
