@@ -14,6 +14,7 @@ in the souls folder (a backup copy, a typo) never keeps the rest from starting.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -274,6 +275,9 @@ def load_settings(locations: Locations, *, lenient: bool = False) -> Settings:
         base, paths.get("socket.path"), locations.default_socket
     )
     souls, refused = read_souls(souls_dir)
+    for name, error in _shared_folders(souls, souls_dir, state_dir).items():
+        del souls[name]
+        refused[error.path] = error
     if refused and not lenient:
         raise next(iter(refused.values()))
     if (problem := channel_problem(daemon.channels, souls)) is not None:
@@ -311,6 +315,30 @@ def read_souls(souls_dir: Path) -> tuple[dict[str, SoulConfig], dict[str, Config
     if not files:
         souls[DEFAULT_SOUL] = SoulConfig()
     return souls, refused
+
+
+def _shared_folders(
+    souls: Mapping[str, SoulConfig], souls_dir: Path, state_dir: Path
+) -> dict[str, ConfigError]:
+    """Souls whose brain_dir is another soul's brain or state folder (in name order, the
+    later one is refused): two souls writing one MEMORY.md would serve each other's text."""
+    taken: dict[str, str] = {}
+    for name in sorted(souls):
+        taken[os.path.realpath(state_dir / "souls" / name)] = name
+    problems: dict[str, ConfigError] = {}
+    for name in sorted(souls):
+        configured = souls[name].brain_dir
+        if configured is None:
+            continue
+        brain = os.path.realpath(Path(configured).expanduser())
+        owner = taken.setdefault(brain, name)
+        if owner != name:
+            problems[name] = ConfigError(
+                str(souls_dir / f"{name}.toml"),
+                "brain_dir",
+                f"{configured!r} is soul {owner!r}'s folder too; give each soul its own",
+            )
+    return problems
 
 
 def _read_named_soul(path: Path) -> SoulConfig:

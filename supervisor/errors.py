@@ -19,6 +19,7 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     ├── SoulBusy                     busy
     ├── SoulUnavailable              soul_unavailable
     ├── StoreUnusable                store_unusable
+    ├── UnsafeFile                   unsafe_file
     ├── AskTimeout                   timeout
     ├── PeerRefused                  peer_refused
     ├── ClientError
@@ -59,6 +60,7 @@ __all__ = [
     "SupervisorError",
     "UnknownMethod",
     "UnknownSoul",
+    "UnsafeFile",
 ]
 
 
@@ -146,6 +148,13 @@ class StoreUnusable(SoupdError):
             "move it away and the soul starts afresh"
         )
         self.path = str(path)
+
+
+class UnsafeFile(SoupdError):
+    """A soul's folder or database file is a symlink, another user's, or writable by
+    others: the soul refuses to use it (the message says which and what to do)."""
+
+    code = "unsafe_file"
 
 
 class SoulUnavailable(SoupdError):

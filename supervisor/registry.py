@@ -50,6 +50,7 @@ from souls.actor.mailbox import Mailbox
 from souls.actor.soul import Soul
 from souls.config import SoulConfig
 from souls.messages import Message
+from souls.store.files import check_soul_files
 from supervisor.errors import (
     ChildStartError,
     RestartIntensityExceeded,
@@ -186,6 +187,8 @@ class SoulHandle:
 
             async def actor(task_status: anyio.abc.TaskStatus[None]) -> None:
                 nonlocal booted
+                # Nothing of the soul is opened through a planted link or another's file.
+                await anyio.to_thread.run_sync(check_soul_files, self.db_path, self.brain_dir)
                 # A fresh Soul on every start: in-memory state is rebuilt from the database.
                 soul = Soul(
                     self.name,

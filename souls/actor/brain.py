@@ -4,17 +4,19 @@
 written by reflect) and ``WEEKLY.md`` (the weekly layer). File I/O goes through a
 thread so the event loop never blocks on the file system; a missing file reads as
 empty; a summary is replaced atomically (write, rename), so a reader sees the old
-version or the new one, never half of one. The files are views: every version is in
+version or the new one, never half of one, and never through a planted link
+(:mod:`souls.store.files`). The files are views: every version is in
 the soul's database, and a soul rewrites its files from there when it starts, so they
 are not fsynced (a power cut may leave an old view until the next start).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import anyio
+
+from souls.store.files import replace_text
 
 __all__ = ["Brain"]
 
@@ -53,10 +55,7 @@ class Brain:
 
 
 def _replace(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        handle.write(_as_file(text))
-    os.replace(temporary, path)
+    replace_text(path, _as_file(text))
 
 
 def _as_file(text: str) -> str:

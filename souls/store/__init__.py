@@ -14,4 +14,4 @@ collision, llm, actor).
 """
 
 # The modules other rooms may import; the rest are this room's own.
-__all__ = ["bm25", "changes", "check", "neighbours", "reindex", "store"]
+__all__ = ["bm25", "changes", "check", "files", "neighbours", "reindex", "store"]

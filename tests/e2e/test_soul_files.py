@@ -11,6 +11,7 @@ starts on the next reload; a new bad edit is rejected whole, as before.
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 from typing import Any
 
 from e2e.harness import Daemon, Home, running, wait_for
@@ -90,3 +91,54 @@ def test_config_check_still_fails_on_a_bad_soul_file(soupd_home: Home) -> None:
     checked = soupd_home.cli("config", "check")
     assert checked.returncode == 2, checked
     assert "bob.toml: mailbox.capacity" in checked.stderr
+
+
+def test_a_soul_never_opens_a_planted_link_or_another_users_file(
+    soupd_home: Home, tmp_path: Path
+) -> None:
+    soupd_home.add_soul("alpha")
+    soupd_home.add_soul("bob")
+    soupd_home.add_soul("carol")
+    with running(soupd_home) as daemon:
+        daemon.push("alpha", "alpha's private diary: the flamingo code is 4711")
+        daemon.push("carol", "carol's note")
+    # bob's database becomes a link to alpha's; carol's folder opens to everyone.
+    bob_db = soupd_home.soul_dir("bob") / "soul.db"
+    bob_db.unlink(missing_ok=True)
+    bob_db.symlink_to(soupd_home.soul_dir("alpha") / "soul.db")
+    soupd_home.soul_dir("carol").chmod(0o777)
+    # alpha's MEMORY.md temporary is planted as a link to a file outside its folder.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the soul's")
+    planted = soupd_home.soul_dir("alpha") / ".MEMORY.md.tmp"
+    planted.unlink(missing_ok=True)
+    planted.symlink_to(outside)
+    with running(soupd_home) as daemon:
+        refused = daemon.call("recall", {"soul": "bob", "query": "flamingo"})["error"]
+        assert refused["code"] == "soul_unavailable", refused
+        assert str(bob_db) in refused["message"]
+        assert "not a regular file" in refused["message"]
+        assert "flamingo" not in str(refused)
+        opened = daemon.call("recall", {"soul": "carol", "query": "note"})["error"]
+        assert "can be written by other users" in opened["message"]
+        # alpha serves, and rewrites its MEMORY.md without writing through the link.
+        assert daemon.recall("alpha", "flamingo code")
+        assert daemon.result("reflect", {"soul": "alpha"})["layer"] == "consolidated"
+        assert outside.read_text() == "not the soul's"
+        memory = soupd_home.soul_dir("alpha") / "MEMORY.md"
+        assert memory.is_file()
+        assert not memory.is_symlink()
+        assert not planted.exists()
+
+
+def test_two_souls_sharing_a_brain_dir_refuse_the_later(soupd_home: Home, tmp_path: Path) -> None:
+    brain = tmp_path / "brain"
+    soupd_home.add_soul("alpha", f'brain_dir = "{brain}"\n')
+    soupd_home.add_soul("bob", f'brain_dir = "{brain}"\n')
+    checked = soupd_home.cli("config", "check")
+    assert checked.returncode == 2, checked
+    assert "bob.toml: brain_dir" in checked.stderr
+    assert "soul 'alpha'" in checked.stderr
+    with running(soupd_home) as daemon:
+        assert states(daemon) == {"alpha": "hibernating", "bob": "failed"}
+        assert daemon.push("alpha", "alpha writes its brain")["status"] == "stored"
