@@ -22,6 +22,7 @@ import aiosqlite
 import anyio
 import msgspec
 
+from souls.actor.scrub import needles, scrub_logs, scrub_reports
 from souls.mind.appraisal import appraise, with_person
 from souls.mind.markers import Markers
 from souls.mind.somatic import SomaticConfig
@@ -86,6 +87,7 @@ class ForgetResult(msgspec.Struct, frozen=True):
     card_lines: int = 0  # card lines redacted (cards keep their numbers)
     claims: int = 0  # claims extracted from the events
     questions: int = 0  # questions asked in them (settled ones reopen if it was the answer)
+    scrubbed: int = 0  # log rows that quoted them, rewritten (ledger, assemblies, gaps)
 
 
 class RebuildResult(msgspec.Struct, frozen=True):
@@ -102,9 +104,10 @@ class RebuildResult(msgspec.Struct, frozen=True):
 
 
 class DataRights:
-    def __init__(self, store: Store, somatic: SomaticConfig) -> None:
+    def __init__(self, store: Store, somatic: SomaticConfig, folder: Path | None = None) -> None:
         self._store = store
         self._somatic = somatic
+        self._folder = folder  # the soul's brain folder (its tide reports), if any
 
     async def matching_events(
         self,
@@ -129,12 +132,26 @@ class DataRights:
             rows = await db.execute_fetchall("SELECT id FROM events WHERE ts < ?", (before,))
         return [event_id for (event_id,) in rows]
 
-    async def forget(self, event_ids: Sequence[int], now: float) -> tuple[ForgetResult, list[int]]:
+    async def forget(
+        self, event_ids: Sequence[int], now: float, *, match: str | None = None
+    ) -> tuple[ForgetResult, list[int]]:
         """Forget the events; also returns the numbers of the cards that were redacted
-        (their Markdown files need rewriting)."""
+        (their Markdown files need rewriting). Leaves no byte of them in the database
+        file or its WAL: logs that quote them (or ``match``) are rewritten
+        (:mod:`souls.actor.scrub`), freed pages zeroed, the index's segments merged, the
+        WAL truncated."""
         events = [(i,) for i in event_ids]
+        # Zero the pages this frees (SQLite's default keeps their bytes until reused).
+        await self._store.db.execute("PRAGMA secure_delete = ON")
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as db:
+                texts = [
+                    text
+                    for chunk in _chunks(event_ids)
+                    for (text,) in await db.execute_fetchall(
+                        f"SELECT text FROM events WHERE id IN ({_marks(chunk)})", chunk
+                    )
+                ]
                 redacted, cards = await _redact_cards(db, event_ids, now)
                 memories = [
                     (m,)
@@ -168,8 +185,27 @@ class DataRights:
                 )
                 summaries = await _drop_citing(db, memory_ids)
                 markers = await self._recompute_markers(db, now)
+                found = needles(texts, match)
+                scrubbed = await scrub_logs(db, found, cards)
+            if events:
+                # The index's old segments still hold the forgotten terms: merge them into
+                # new ones (the old pages are freed, hence zeroed), then fold the WAL,
+                # which holds old page images, into the database and truncate it.
+                async with self._store.transaction() as db:
+                    await db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+                await self._store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if events and self._folder is not None:
+                scrubbed += await anyio.to_thread.run_sync(scrub_reports, self._folder, found)
         result = ForgetResult(
-            len(events), len(memories), edges, summaries, len(markers), redacted, claims, questions
+            len(events),
+            len(memories),
+            edges,
+            summaries,
+            len(markers),
+            redacted,
+            claims,
+            questions,
+            scrubbed,
         )
         return result, cards
 

@@ -542,7 +542,7 @@ class Soul:
         )
 
     def _rights(self) -> DataRights:
-        return DataRights(self._require_store(), self.config.somatic)
+        return DataRights(self._require_store(), self.config.somatic, self._brain.root)
 
     async def _forget(
         self, ref: str | None, match: str | None, before: float | None, everything: bool
@@ -553,7 +553,7 @@ class Soul:
         ids = await rights.matching_events(
             ref=ref, match=match, before=before, everything=everything
         )
-        result, redacted = await rights.forget(ids, self._clock.now())
+        result, redacted = await rights.forget(ids, self._clock.now(), match=match)
         await self._require_cards().rewrite(redacted)
         # Summaries, markers and the index changed under the mind: rebuild it.
         mind = self._require_mind()

@@ -212,3 +212,60 @@ def test_files_the_cli_writes_are_private(
         f"soupd: error: cannot write {planted}: it is a symlink; give a plain file path"
     ], refused.stderr
     assert elsewhere.read_text() == "not yours"
+
+
+# A week of an assistant's chat in which one thing, the flamingo, is to be forgotten.
+CHAT = [
+    ("s1", "mel", "morning! the harbour crane is fixed, finally"),
+    ("s1", "mel", "Flamingo is my nickname for the new neighbour, don't tell anyone lol"),
+    ("s1", "ada", "Noted, I'll keep that between us."),
+    ("s2", "mel", "deploy failed again: database migration timeout"),
+    ("s2", "mel", "saw the flamingo guy at the bakery, awkward"),
+    ("s2", "ada", "Sounds awkward! Did you say hi?"),
+    ("s3", "mel", "we booked the train to Leipzig for friday"),
+    ("s3", "mel", "the rent goes up in march, ugh"),
+    ("s4", "mel", "my sister's kid is called Noor, she turns five"),
+    ("s4", "mel", "the flamingo neighbour plays drums at 2am, I'm so tired"),
+]
+
+
+def test_forget_leaves_no_byte_of_the_text_anywhere_in_the_soul(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.add_soul("ada", "[lightning]\nmin_rows = 3\n")
+    daemon = start_soupd()
+    for n, (session, sender, text) in enumerate(CHAT):
+        kind = "assistant" if sender == "ada" else "message"
+        daemon.result(
+            "event.push",
+            {"soul": "ada", "text": text, "sender": sender, "session": session, "kind": kind,
+             "ref": f"chat-{n}", "ts": f"2026-03-0{1 + n // 3}T10:{n:02d}:00Z"},
+        )  # fmt: skip
+        if n % 2:
+            daemon.result("reflect", {"soul": "ada"})
+    # Everything that quotes it: recall (Hebbian edges), a context's query (the assembly
+    # log), a confidence check (gaps), draws with it as the topic (the ledger), the tide.
+    daemon.result("recall", {"soul": "ada", "query": "flamingo neighbour"})
+    daemon.result("context", {"soul": "ada", "query": "what about the flamingo neighbour?"})
+    daemon.result("confidence", {"soul": "ada", "topic": "flamingo"})
+    for seed in range(3):
+        daemon.call("lightning", {"soul": "ada", "topic": CHAT[9][2], "seed": seed})
+    daemon.result("tide", {"soul": "ada"})
+    state = soupd_home.soul_dir("ada")
+    assert any(b"flamingo" in p.read_bytes().lower() for p in state.rglob("*") if p.is_file())
+
+    forgot = soupd_home.cli("forget", "ada", "--match", "flamingo")
+    assert forgot.returncode == 0, forgot.stderr
+
+    def hits() -> list[str]:
+        return sorted(
+            str(p.relative_to(state))
+            for p in state.rglob("*")
+            if p.is_file() and b"flamingo" in p.read_bytes().lower()
+        )
+
+    assert hits() == []  # while the daemon runs: database, WAL, cards, MEMORY.md, tide
+    assert daemon.recall("ada", "harbour crane")  # the rest is intact
+    assert daemon.result("soul.stats", {"soul": "ada"})["events"] == len(CHAT) - 3
+    assert daemon.stop() == 0
+    assert hits() == []

@@ -1,0 +1,102 @@
+"""What ``forget`` clears besides the events and what was derived from them: the logs that
+quote them, and the bytes SQLite would otherwise keep.
+
+A forgotten sentence lingers where nothing cites it by id: the ledger (a draw's topic, a
+verdict's reasons), the assembly log behind ``soupd why`` (the query), the knowledge
+gaps (a topic asked about), a spark held for the next context, the tide reports beside
+the soul's cards; and below the tables, in the full-text index's old segments, in freed
+pages and in the write-ahead log. :func:`scrub_logs` rewrites the first kind inside the
+forget transaction; :meth:`souls.actor.rights.DataRights.forget` then merges the index
+into fresh segments and truncates the WAL, with ``secure_delete`` on so that freed pages
+are zeroed.
+
+What counts as quoting: a needle (the forget's ``match``, each forgotten text, and the
+opening of a long one, as a verdict quotes it cut short) found in the field, ignoring
+case. Logs are rewritten in place and keep their shape: a draw keeps its cards and
+verdicts (criterion, passed, evidence), its topic and reasons read ``(forgotten)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import aiosqlite
+
+__all__ = ["FORGOTTEN", "needles", "scrub_logs", "scrub_reports"]
+
+FORGOTTEN = "(forgotten)"
+# How much of a long text's opening is a needle of its own (reasons quote lines cut).
+_OPENING = 60
+_MIN_NEEDLE = 3
+
+
+def needles(texts: Iterable[str], match: str | None = None) -> list[str]:
+    """The strings whose presence in a log means it quotes what is forgotten."""
+    found = {match.casefold()} if match else set()
+    for text in texts:
+        text = " ".join(text.split()).casefold()
+        found.add(text)
+        if len(text) > _OPENING:
+            found.add(text[:_OPENING])
+    return sorted(n for n in found if len(n) >= _MIN_NEEDLE)
+
+
+def _quotes(value: str | None, found: Sequence[str]) -> bool:
+    if not value:
+        return False
+    folded = " ".join(value.split()).casefold()
+    return any(needle in folded for needle in found)
+
+
+async def scrub_logs(
+    db: aiosqlite.Connection, found: Sequence[str], redacted_cards: Sequence[int]
+) -> int:
+    """Rewrite the log rows that quote a needle or name a redacted card; how many."""
+    scrubbed = 0
+    redacted = set(redacted_cards)
+    draws = await db.execute_fetchall("SELECT id, topic, cards, verdicts FROM draws")
+    for draw, topic, cards, verdicts in draws:
+        topic_hit = _quotes(topic, found)
+        reasons_hit = _quotes(verdicts, found) or bool(redacted & set(json.loads(cards)))
+        if not (topic_hit or reasons_hit):
+            continue
+        rows = json.loads(verdicts)
+        if reasons_hit:
+            for row in rows:
+                row["reason"] = FORGOTTEN
+        await db.execute(
+            "UPDATE draws SET topic = ?, verdicts = ? WHERE id = ?",
+            (FORGOTTEN if topic_hit else topic, json.dumps(rows), draw),
+        )
+        scrubbed += 1
+    for row_id, query in await db.execute_fetchall(
+        "SELECT id, query FROM assemblies WHERE query IS NOT NULL"
+    ):
+        if _quotes(query, found):
+            await db.execute("UPDATE assemblies SET query = ? WHERE id = ?", (FORGOTTEN, row_id))
+            scrubbed += 1
+    for row_id, topic, detail in await db.execute_fetchall("SELECT id, topic, detail FROM gaps"):
+        if _quotes(topic, found) or _quotes(detail, found):
+            await db.execute("DELETE FROM gaps WHERE id = ?", (row_id,))
+            scrubbed += 1
+    # The soul's own small values: a spark held for the next context quotes card lines.
+    for key, value in await db.execute_fetchall("SELECT key, value FROM soul_state"):
+        if _quotes(value, found):
+            await db.execute("DELETE FROM soul_state WHERE key = ?", (key,))
+            scrubbed += 1
+    return scrubbed
+
+
+def scrub_reports(folder: Path, found: Sequence[str]) -> int:
+    """Remove the tide reports under ``folder/tide`` that quote a needle (views of the
+    ledger: the next tide writes a fresh one); how many. Blocking: run in a thread."""
+    removed = 0
+    for report in sorted((folder / "tide").glob("*.*")):
+        if report.is_symlink() or not report.is_file():
+            continue
+        if _quotes(report.read_text(encoding="utf-8", errors="replace"), found):
+            report.unlink()
+            removed += 1
+    return removed
