@@ -20,6 +20,7 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     ├── SoulUnavailable              soul_unavailable
     ├── StoreUnusable                store_unusable
     ├── UnsafeFile                   unsafe_file
+    ├── DiskFull                     disk_full
     ├── AskTimeout                   timeout
     ├── PeerRefused                  peer_refused
     ├── ClientError
@@ -44,6 +45,7 @@ __all__ = [
     "ClientError",
     "ConfigError",
     "DaemonNotRunning",
+    "DiskFull",
     "FrameTooLarge",
     "InjectedFault",
     "InvalidParams",
@@ -146,6 +148,21 @@ class StoreUnusable(SoupdError):
         super().__init__(
             f"cannot use the soul database {path}: {cause}; restore it from a backup, or "
             "move it away and the soul starts afresh"
+        )
+        self.path = str(path)
+
+
+class DiskFull(SoupdError):
+    """The disk holding a soul's database is full: the write was not made. The soul stays
+    up, answers reads, and writes again as soon as there is room."""
+
+    code = "disk_full"
+
+    def __init__(self, path: object) -> None:
+        super().__init__(
+            f"the disk holding {path} is full: nothing of this was stored; the soul keeps "
+            "answering reads and stores again once space is freed, so free some and send "
+            "it again"
         )
         self.path = str(path)
 

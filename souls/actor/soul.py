@@ -30,6 +30,7 @@ the requests on its knowledge and persons (:class:`~souls.actor.knowing.Knowing`
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -100,7 +101,13 @@ from souls.results import (
 )
 from souls.store.changes import Changes
 from souls.store.store import Store
-from supervisor.errors import InjectedFault, InvalidParams, SoulUnavailable, SoupdError
+from supervisor.errors import (
+    DiskFull,
+    InjectedFault,
+    InvalidParams,
+    SoulUnavailable,
+    SoupdError,
+)
 from supervisor.tree import shielded_cleanup
 
 __all__ = ["Soul"]
@@ -147,6 +154,8 @@ class Soul:
         self._changes = Changes()
         # What the turn is handling right now: what a crash is blamed on.
         self._current: Sequence[Envelope[Message]] = ()
+        # When a full disk was last logged (once a minute at most while it stays full).
+        self._disk_full_logged = -math.inf
 
     async def run(
         self,
@@ -227,7 +236,10 @@ class Soul:
                     return
                 if not all(isinstance(e.message, _HOUSEKEEPING) for e in batch):
                     active = anyio.current_time()
-                await self._turn(batch)
+                try:
+                    await self._turn(batch)
+                except DiskFull as full:
+                    await self._disk_full(full, mailbox, batch)
                 batch = []
         except anyio.get_cancelled_exc_class():
             with shielded_cleanup():
@@ -334,6 +346,29 @@ class Soul:
                     envelope, outcome = trigger
                     result = msgspec.structs.replace(outcome, reflected=reflected)
                     trigger[0].reply.resolve(result)
+
+    async def _disk_full(
+        self, full: DiskFull, mailbox: Mailbox[Message], batch: Sequence[Envelope[Message]]
+    ) -> None:
+        """A write of the turn found the disk full; nothing of it was committed. The mail
+        that wrote is failed with ``full``, the rest of the turn goes back to the mailbox,
+        and what the soul holds in memory, which may have run ahead of its database, is
+        reloaded from it. No restart: reads go on, and writes succeed again as soon as
+        there is room."""
+        for envelope in self._current:
+            if envelope.reply is not None and not envelope.reply.settled:
+                envelope.reply.fail(full)
+            envelope.done = True
+        self._current = ()
+        mailbox.redeliver(e for e in batch if not e.done)
+        self._changes = Changes()
+        if (now := anyio.current_time()) - self._disk_full_logged >= 60:
+            self._disk_full_logged = now
+            self._log.warning("soul.disk_full", path=full.path, fix="free space on that disk")
+        mind = self._require_mind()
+        mind.forget_caches()
+        await mind.load()
+        await self._require_knowledge().load()
 
     async def _committed(self, changes: Changes) -> None:
         """``changes`` were written: let the mind catch up, start a fresh set."""

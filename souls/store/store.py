@@ -34,7 +34,7 @@ from souls.store.bulk import insert_rows
 from souls.store.changes import Changes, write_changes
 from souls.store.neighbours import Row, lay_out, tails
 from souls.store.schema import MIGRATIONS
-from supervisor.errors import StoreUnusable
+from supervisor.errors import DiskFull, StoreUnusable
 
 __all__ = [
     "Candidate",
@@ -198,15 +198,25 @@ class Store:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back on any exception or cancellation."""
-        await self._db.execute("BEGIN IMMEDIATE")
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back on any exception or cancellation.
+
+        A full disk (SQLITE_FULL, at any statement or at the commit) raises DiskFull,
+        with nothing of the transaction kept."""
         try:
-            yield self._db
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._db.execute("ROLLBACK")
+            await self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                await self._db.execute("COMMIT")
+            except BaseException:
+                # SQLite may have rolled back by itself already (it does on SQLITE_FULL).
+                if self._db.in_transaction:
+                    with anyio.CancelScope(shield=True):
+                        await self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                raise DiskFull(self.path) from exc
             raise
-        await self._db.execute("COMMIT")
 
     async def _migrate(self) -> None:
         await self._db.execute(
