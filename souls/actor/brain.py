@@ -12,11 +12,13 @@ are not fsynced (a power cut may leave an old view until the next start).
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import anyio
 
 from souls.store.files import replace_text
+from supervisor.errors import DiskFull
 
 __all__ = ["Brain"]
 
@@ -55,7 +57,12 @@ class Brain:
 
 
 def _replace(path: Path, text: str) -> None:
-    replace_text(path, _as_file(text))
+    try:
+        replace_text(path, _as_file(text))
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFull(path) from exc
+        raise
 
 
 def _as_file(text: str) -> str:

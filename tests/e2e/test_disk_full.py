@@ -78,3 +78,28 @@ def test_a_full_disk_refuses_writes_keeps_reads_and_recovers(
     assert daemon.stop() == 0
     check = soupd_home.cli("check", "ada")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_full_disk_under_a_reflecting_soul_keeps_it_up(
+    soupd_home: Home, start_soupd: StartSoupd, small_disk: Path
+) -> None:
+    """With cognition on, a reflect writes MEMORY.md too: a full disk there is refused
+    like any write (the summary's versions live in the database)."""
+    soupd_home.write_config(f'[paths]\nstate_dir = "{small_disk}"\n')
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    codes: set[str] = set()
+    for n in range(2000):
+        replies = [daemon.call("event.push", {"soul": "ada", "text": line(n)})]
+        if n % 7 == 6:
+            replies.append(daemon.call("reflect", {"soul": "ada"}))
+        codes |= {r["error"]["code"] for r in replies if "error" in r}
+        if codes:
+            break
+    assert codes == {"disk_full"}, codes
+    (row,) = daemon.result("soul.list")["souls"]
+    assert row["state"] in ("running", "hibernating"), row
+    assert row["restarts"] == 0, row
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
+    assert daemon.result("reflect", {"soul": "ada"})["layer"] == "consolidated"
+    assert daemon.push("ada", "room again")["status"] == "stored"
