@@ -7,6 +7,11 @@ code ``hygiene.<rule>``; rules are checked in this order and the first failure w
 
 ``empty`` → ``too_long`` → ``invalid_chars`` → ``repeated_lines`` → ``credential``
 
+The credential rule is :func:`~souls.intake.credential_scan.find_credential` (the
+built-in rules of :mod:`~souls.intake.secret_rules`) and the soul's ``extra_patterns``;
+every pattern runs on RE2, in time linear in the text, and the text is at most
+``max_chars`` long, so a gate's time per event is bounded whatever the text holds.
+
 A message is one sentence that says what is wrong and what to do. It may name a kind of
 secret or a character's code point and offset, but never quotes the text itself, so a
 rejected secret cannot leak into logs or replies.
@@ -18,6 +23,8 @@ import re
 
 import msgspec
 
+from souls.intake.credential_scan import compile_rules, find_credential
+from souls.intake.linear_regex import LinearPattern, PatternError
 from supervisor.errors import RejectedInput
 
 __all__ = ["HygieneConfig", "HygieneGate"]
@@ -32,7 +39,9 @@ class HygieneConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     max_repeated_lines: int = 3
     # Whether the built-in credential patterns apply (extra_patterns always do).
     credentials: bool = True
-    # More regexes whose match means "this is a secret"; each is compiled on its own.
+    # More regexes whose match means "this is a secret", searched in the text as sent.
+    # RE2 syntax (linear time: no look-around, no backreferences; \z, not \Z), so no
+    # pattern can stall the event loop whatever text it meets.
     extra_patterns: list[str] = []
 
     def __post_init__(self) -> None:
@@ -40,127 +49,24 @@ class HygieneConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
             raise ValueError("max_chars must be at least 1")
         if self.max_repeated_lines < 2:
             raise ValueError("max_repeated_lines must be at least 2")
-        for pattern in self.extra_patterns:
+        for index, pattern in enumerate(self.extra_patterns):
             try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"extra_patterns: {pattern!r} is not a regex: {exc}") from None
+                compiled = LinearPattern(pattern)
+            except PatternError as exc:
+                raise ValueError(
+                    f"extra_patterns[{index}]: {pattern!r} is not a pattern RE2 can run "
+                    f"({exc}); write it without look-around or backreferences"
+                ) from None
+            if compiled.search(b""):
+                raise ValueError(
+                    f"extra_patterns[{index}]: {pattern!r} matches the empty text, so it "
+                    "would refuse every text; make it require at least one character"
+                )
 
 
 # Every Unicode Cc character except \t and \n, U+FFFD, and surrogates (a Python str only
 # holds one when it was decoded with surrogateescape or built by hand: never valid text).
 _INVALID = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd\ud800-\udfff]")
-
-_TOKEN = r"[A-Za-z0-9_-]"  # base64url
-# Anywhere, so DB_PASSWORD= and access_token= count; never "tokens", "pass" or "passed".
-_KEYWORD = (
-    r"(?i:pass(?:word|wd|phrase)|pwd|secret|token|api[_-]?key|access[_-]?key"
-    r"|private[_-]?key|credentials?)"
-)
-# Values that stand for a secret instead of being one: <...>, ${VAR}, $VAR, {{x}}, %(x)s,
-# ***, xxxx, your_key, changeme, REDACTED, placeholder.
-_PLACEHOLDER = r"(?![\"']?(?:<|\$|\{\{|%|\*\*\*|(?i:xxxx|your[_-]|changeme|redacted|placeholder)))"
-_VALUE = r"[A-Za-z0-9_\-+/=!@#$%^&*~.]"
-_VALUE_END = r"(?=$|[\s\"',;&)}\]])"
-
-# Name → (what the message calls it, regex). Order matters where two could match at the
-# same place: the more specific pattern comes first.
-_PATTERNS: dict[str, tuple[str, str]] = {
-    "aws_key_id": ("an AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    "aws_secret": (
-        "an AWS secret access key",
-        r"(?i:aws_?secret(?:_access)?_?key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
-    ),
-    "github": (
-        "a GitHub token",
-        r"\bgh[pousr]_[A-Za-z0-9]{36}\b|\bgithub_pat_[A-Za-z0-9_]{30,}",
-    ),
-    "anthropic": ("an Anthropic API key", rf"\bsk-ant-{_TOKEN}{{20,}}"),
-    "openai": ("an OpenAI-style API key", rf"\bsk-(?:proj-)?(?=[A-Za-z_-]*\d){_TOKEN}{{20,}}"),
-    "slack": ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    "google": ("a Google API key", rf"\bAIza{_TOKEN}{{35}}"),
-    "stripe": ("a Stripe live key", r"\b[rs]k_live_[A-Za-z0-9]{16,}"),
-    "private_key": ("a private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-    "jwt": ("a JSON Web Token", rf"\beyJ{_TOKEN}{{5,}}\.{_TOKEN}{{5,}}\.{_TOKEN}{{8,}}"),
-    "url_password": (
-        "a password in a URL",
-        r"(?<=[A-Za-z0-9])://[^\s/:@]+:(?!<|\$|\{\{|\*+@)[^\s/@]+@",
-    ),
-    "telegram": ("a Telegram bot token", rf"\b\d{{8,10}}:{_TOKEN}{{35}}(?!{_TOKEN})"),
-    "bearer": ("a bearer token", r"\b(?i:bearer)\s+[A-Za-z0-9._~+/=-]{20,}"),
-    # key=value: any value of 8+ characters that is not a placeholder or a dotted name
-    # (code such as ``token = config.token``); ``func(...)`` fails _VALUE_END.
-    "assignment": (
-        "a password or secret assignment",
-        rf"{_KEYWORD}[\"']?\s*=\s*{_PLACEHOLDER}[\"']?"
-        rf"(?![A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+{_VALUE_END}){_VALUE}{{8,}}{_VALUE_END}",
-    ),
-    # key: value reads like prose too ("invalid token: signature mismatch"), so the value
-    # must also hold a digit and be neither a date nor a name=value pair.
-    "colon_assignment": (
-        "a password or secret assignment",
-        rf"{_KEYWORD}[\"']?\s*:\s*{_PLACEHOLDER}[\"']?(?=[^\s\"']*\d)"
-        rf"(?!\d{{4}}-\d\d-\d\d|\w+=){_VALUE}{{8,}}{_VALUE_END}",
-    ),
-}
-# ASCII: \b, \d, \s and (?i) mean their ASCII selves, so lowering the text for the hints
-# below can never hide a match (Unicode folding would let a long s, U+017F, match "s").
-_BUILTIN = re.compile(
-    "|".join(f"(?P<{name}>{rx})" for name, (_, rx) in _PATTERNS.items()), re.ASCII
-)
-
-# The combined regex costs tens of microseconds per 100 characters; these substring tests
-# cost about one. Invariant: a text that _BUILTIN matches always passes _may_hold_secret,
-# so each pattern above must be covered by a hint here (lowercase; tested on lowered text).
-_LITERAL_HINTS = (
-    "akia",
-    "asia",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "sk-",
-    "xox",
-    "aiza",
-    "k_live_",
-    "-----begin",
-    "eyj",
-    "://",
-    "bearer",
-)
-# Every _KEYWORD followed by its separator, on lowered text: case-sensitive literals let
-# the regex engine skip ahead, so this costs under a microsecond.
-_KEYWORD_HINT = re.compile(r"(?:pass|pwd|secret|token|key|credential)[a-z_-]*[\"']?\s*[:=]")
-_TELEGRAM_HINT = re.compile(r"[0-9]{8}:")
-
-
-def _by_mark(hints: tuple[str, ...], marks: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``hints`` grouped under the first of ``marks`` each holds ("" for none): a text
-    without a mark cannot hold the hints of its group, and finding one character is far
-    cheaper than finding seven substrings."""
-    groups: dict[str, list[str]] = {}
-    for hint in hints:
-        mark = next((m for m in marks if m in hint), "")
-        groups.setdefault(mark, []).append(hint)
-    return tuple((mark, tuple(group)) for mark, group in groups.items())
-
-
-_HINT_GROUPS = _by_mark(_LITERAL_HINTS, "_-:")
-
-
-def _may_hold_secret(text: str) -> bool:
-    low = text.lower()
-    for mark, hints in _HINT_GROUPS:
-        if mark not in low:  # "" is in every text
-            continue
-        for hint in hints:
-            if hint in low:
-                return True
-    if "=" not in text and ":" not in text:
-        return False
-    return _KEYWORD_HINT.search(low) is not None or _TELEGRAM_HINT.search(text) is not None
 
 
 class HygieneGate:
@@ -170,7 +76,9 @@ class HygieneGate:
         self._max_chars = config.max_chars
         self._max_repeats = config.max_repeated_lines
         self._credentials = config.credentials
-        self._extra = [re.compile(p) for p in config.extra_patterns]
+        self._extra = [LinearPattern(p) for p in config.extra_patterns]
+        if self._credentials:
+            compile_rules()
 
     def check(self, text: str) -> None:
         """Return if ``text`` may be stored; raise RejectedInput naming the rule if not."""
@@ -187,13 +95,15 @@ class HygieneGate:
             raise RejectedInput("invalid_chars", _invalid_message(bad.group(), bad.start()))
         if "\n" in text:
             self._check_repeats(text)
-        if self._credentials and _may_hold_secret(text):
-            found = _BUILTIN.search(text)
-            if found is not None and found.lastgroup is not None:
-                raise _credential(_PATTERNS[found.lastgroup][0])
-        for i, extra in enumerate(self._extra):
-            if extra.search(text) is not None:
-                raise _credential(f"a match of extra_patterns[{i}]")
+        if self._credentials:
+            what = find_credential(text)
+            if what is not None:
+                raise _credential(what)
+        if self._extra:
+            data = text.encode()
+            for i, extra in enumerate(self._extra):
+                if extra.search(data):
+                    raise _credential(f"a match of extra_patterns[{i}]")
 
     def _check_repeats(self, text: str) -> None:
         previous, run = "", 0

@@ -15,6 +15,8 @@ import itertools
 import json
 import re
 import string
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -539,3 +541,63 @@ def test_daemon_survived_everything(daemon: Daemon) -> None:
         e for e in log if e.get("level") in ("error", "critical")
     ][:3]
     assert daemon.result("daemon.status")["errors"] > 0
+
+
+# --- a gate flood on one soul ----------------------------------------------------------
+
+# The attack: texts that made the old backtracking patterns quadratic, and a
+# soul's own ``(a+)+$`` with the text that made Python's re take seconds per event. The
+# old gate spent 215 ms on each "sk-" text and 7 s on each "a" text, on the shared loop:
+# 400 of them froze every other soul for a minute.
+FLOODED_SOUL = '[hygiene]\nextra_patterns = ["(a+)+$"]\n'
+FLOOD = [
+    ("sk-" * 2667)[:7990],
+    ("password=" * 900)[:7990],
+    ("api_key: " * 900)[:7990],
+    ("ghp_" * 2000)[:7990],
+    "a" * 26 + "!",
+]
+
+
+def test_a_gate_flood_on_one_soul_leaves_the_others_answering(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    home = Home(tmp_path_factory.mktemp("gate-flood"))
+    home.add_soul("flooded", FLOODED_SOUL)
+    home.add_soul("bystander")
+    try:
+        with running(home) as daemon, daemon.connect() as bystander:
+            bystander.result("event.push", {"soul": "bystander", "text": "warm up"})
+            blob = b"".join(
+                request_frame(i, "event.push", {"soul": "flooded", "text": f"{text} {i}"})
+                for i, text in enumerate(FLOOD[i % len(FLOOD)] for i in range(400))
+            )
+            replies: list[dict[str, Any]] = []
+            with daemon.connect() as attacker:
+                sender = attacker.send_in_background(blob)
+                reader = threading.Thread(
+                    target=lambda: replies.extend(attacker.recv() for _ in range(400))
+                )
+                reader.start()
+                worst, pushes = 0.0, 0
+                while reader.is_alive() or pushes < 5:  # the bystander, during the flood
+                    started = time.monotonic()
+                    reply = bystander.call(
+                        "event.push", {"soul": "bystander", "text": f"harbour note {pushes}"}
+                    )
+                    worst = max(worst, time.monotonic() - started)
+                    assert "result" in reply, reply
+                    pushes += 1
+                reader.join()
+                sender.join()
+            # Generous: a few ms of gate per event now; the old gate took a minute.
+            assert worst < 5.0, worst
+            assert len(replies) == 400
+            assert_no_error_logged(daemon)
+    finally:
+        home.cleanup()
+
+
+def assert_no_error_logged(daemon: Daemon) -> None:
+    errors = [e for e in daemon.log() if e.get("level") in ("error", "critical")]
+    assert not errors, errors[:3]

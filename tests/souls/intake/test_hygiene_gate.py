@@ -1,9 +1,11 @@
+# ruff: noqa: RUF001  (Chinese chat is written with full-width punctuation)
 from __future__ import annotations
 
 import msgspec
 import pytest
 
-from souls.intake.hygiene_gate import _PATTERNS, HygieneConfig, HygieneGate
+from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
+from souls.intake.secret_rules import RULES
 from supervisor.errors import RejectedInput
 
 GATE = HygieneGate(HygieneConfig())
@@ -11,22 +13,42 @@ GATE = HygieneGate(HygieneConfig())
 # Fake secrets are assembled at run time so no scanner mistakes this file for a leak.
 ALNUM = "a1B2c3D4e5F6g7H8i9J0"
 SECRETS: dict[str, str] = {
+    "private_key": "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEow...",
+    "private_key_body": "MIIEpAIBAAKCAQEA" + ALNUM * 3,
     "aws_key_id": "AKIA" + "ABCDEFGHIJ234567",
     "aws_secret": "aws_secret_access_key = " + (ALNUM * 2),
     "github": "ghp" + "_" + ALNUM + ALNUM[:16],
+    "gitlab": "glpat" + "-" + ALNUM,
     "anthropic": "sk-" + "ant-api03-" + ALNUM + ALNUM,
     "openai": "sk-" + "proj-" + ALNUM + ALNUM,
+    "ai_platform": "gsk" + "_" + ALNUM * 3,
     "slack": "xox" + "b-123456789012-" + ALNUM,
-    "google": "AI" + "za" + ALNUM + ALNUM[:15],
+    "chat_webhook": "https://discord.com/api/" + "webhooks/123456789/" + ALNUM * 2,
+    "discord": "M" + ALNUM + "abcd." + "AbCdEf." + ALNUM + "1234567",
+    "telegram": "123456789:" + "AA" + ALNUM + "xyz" + ALNUM[:10],
     "stripe": "sk" + "_live_" + ALNUM,
-    "private_key": "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEow...",
+    "google": "AI" + "za" + ALNUM + ALNUM[:15],
+    "azure": "AccountKey=" + ALNUM * 4 + "==",
+    "cloud": "dop" + "_v1_" + "0123456789abcdef" * 4,
+    "vault": "hvs" + "." + ALNUM * 2,
+    "package_registry": "npm" + "_" + ALNUM + ALNUM[:16],
+    "saas": "SG." + ALNUM + "ab." + ALNUM * 2 + "abc",
+    "twilio": "SK" + "0123456789abcdef" * 2,
+    "age": "AGE-SECRET-KEY-" + "1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2,
     "jwt": "eyJ" + "hbGciOiJIUzI1NiJ9." + "eyJ" + "zdWIiOiIxIn0." + ALNUM,
     "url_password": "postgres://admin:" + "Hunter2x@db.internal:5432/app",
-    "telegram": "123456789:" + "AA" + ALNUM + "xyz" + ALNUM[:10],
+    "url_token": "https://" + ALNUM + "@github.com/acme/app.git",
+    "basic_auth": "Authorization: Basic " + "ZGVwbG95OlRyMHViNGRvciYz",
     "bearer": "Authorization: Bearer " + ALNUM + ALNUM,
+    "command_line": "mysql -u root -p" + "Tr0ub4dor3 -h db",
     "assignment": "DB_PASSWORD=" + "Tr0ub4dor&3",
-    "colon_assignment": '{"api_key": "' + "9f8e7d6c5b4a" + '"}',
+    "flag": "deploy --password " + "Tr0ub4dor3",
+    "markup": "<password>" + "Tr0ub4dor3" + "</password>",
+    "spaced": "Authorization: token " + "8d512c9791e558e08baa7196b50ac2f86702824c",
+    "prose": "pw is " + "Tr0ub4dor3",
+    "label": "我的密码是" + "tr0ub4dor3",
 }
+WHAT = {rule.name: rule.what for rule in RULES}
 
 
 def rejection(text: str, gate: HygieneGate = GATE) -> RejectedInput:
@@ -35,8 +57,8 @@ def rejection(text: str, gate: HygieneGate = GATE) -> RejectedInput:
     return caught.value
 
 
-def test_every_builtin_pattern_has_a_case_here() -> None:
-    assert set(SECRETS) == set(_PATTERNS)
+def test_every_builtin_rule_has_a_case_here() -> None:
+    assert set(SECRETS) == set(WHAT)
 
 
 @pytest.mark.parametrize("name", sorted(SECRETS))
@@ -45,7 +67,7 @@ def test_credentials_are_rejected_without_echoing_them(name: str) -> None:
     error = rejection(f"note for later: {secret} (from the deploy log)")
     assert error.code == "hygiene.credential"
     assert error.rule == "credential"
-    assert _PATTERNS[name][0] in error.message
+    assert WHAT[name] in error.message
     assert "remove the secret" in error.message
     for chunk in secret.split():
         assert chunk not in error.message
@@ -89,6 +111,11 @@ def test_ordinary_text_passes(text: str) -> None:
         "https://x.example/cb?access_token=" + ALNUM,
         "password: hunter2hunter2",
         "PWD = correcthorsebattery",
+        "password: hunter2",
+        "Server=db;User Id=sa;Password=JEeAgYzQJjOI;",
+        "set PGPASSWORD=q4i9DoV8gz4F && psql",
+        "wifi密码：woaini1314",
+        "新密码改成了 Abc123!了",
     ],
 )
 def test_assignments_are_credentials(text: str) -> None:
@@ -185,6 +212,35 @@ def test_extra_patterns_are_credentials() -> None:
 def test_a_bad_extra_pattern_is_a_validation_error() -> None:
     with pytest.raises(msgspec.ValidationError, match=r"extra_patterns"):
         msgspec.convert({"extra_patterns": ["("]}, HygieneConfig)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        (r"(?=secret)\w+", "look-around"),
+        (r"(?<!x)token", "look-around"),
+        (r"(\w)\1{7}", "backreferences"),
+        (r"\d{2000}", "RE2"),
+    ],
+)
+def test_an_extra_pattern_re2_cannot_run_is_refused_at_load(pattern: str, why: str) -> None:
+    """Python's re would accept these; a backtracking engine on the event loop is what
+    froze every soul, so the config is refused with what to change."""
+    with pytest.raises(msgspec.ValidationError, match=r"extra_patterns\[0\]") as caught:
+        msgspec.convert({"extra_patterns": [pattern]}, HygieneConfig)
+    assert why in str(caught.value)
+    assert "RE2" in str(caught.value)
+
+
+def test_an_extra_pattern_that_matches_nothing_at_all_is_refused() -> None:
+    with pytest.raises(msgspec.ValidationError, match=r"every text"):
+        msgspec.convert({"extra_patterns": [r"\bACME-\d+", "x*"]}, HygieneConfig)
+
+
+def test_extra_patterns_are_searched_in_the_text_as_sent() -> None:
+    gate = HygieneGate(HygieneConfig(credentials=False, extra_patterns=[r"工号\d{6}"]))
+    gate.check("我的工号是12345")
+    assert rejection("我的工号123456，别外传", gate).code == "hygiene.credential"
 
 
 @pytest.mark.parametrize("fields", [{"max_chars": 0}, {"max_repeated_lines": 1}, {"oops": 1}])
