@@ -86,8 +86,11 @@ class Client:
         slot: list[_Reply] = []
         self._waiting[request_id] = (event, slot)
         try:
-            async with self._send_lock:
-                await self._stream.send(encode_request(request_id, method, params or {}))
+            try:
+                async with self._send_lock:
+                    await self._stream.send(encode_request(request_id, method, params or {}))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the daemon closed the connection: the read loop learns why
             await event.wait()
         finally:
             self._waiting.pop(request_id, None)
@@ -131,9 +134,12 @@ class Client:
                 for frame in frames:
                     self._deliver(_decoder.decode(frame))
         finally:
-            self._closed = ClientError(
-                "the daemon closed the connection; check `soupd status` and the daemon log"
-            )
+            # The daemon's own reason (too_many_connections, idle_timeout, ...) wins
+            # over the bare fact that the connection ended.
+            if not isinstance(self._closed, RemoteError):
+                self._closed = ClientError(
+                    "the daemon closed the connection; check `soupd status` and the daemon log"
+                )
             for event, _slot in self._waiting.values():
                 event.set()
             for stream in self._streams.values():

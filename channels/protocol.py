@@ -20,6 +20,7 @@ __all__ = [
     "MAX_FRAME_BYTES",
     "ErrorBody",
     "Request",
+    "RequestId",
     "decode_params",
     "decode_request",
     "encode_error",

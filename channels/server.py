@@ -1,93 +1,67 @@
-"""The Unix-socket server: frames in, replies out, many requests in flight.
+"""The Unix-socket server: the listening socket and the connections it admits.
 
 Invariants:
 
-* Each connection has at most ``max_in_flight`` requests between "frame read" and
-  "reply written"; the reader waits for a slot, so a slow client or a full mailbox
-  slows its own connection down and memory stays bounded.
-* Every frame gets exactly one reply, even a frame that could not be decoded (id
-  null) or one over the size cap (the rest of that line is skipped, the connection
-  goes on).
-* On shutdown the server stops accepting and reading first, then lets the requests
-  already read finish (within its shutdown budget) before closing connections.
+* At most ``max_connections`` connections are served at once, and never more than
+  three quarters of the daemon's open-file limit (the rest is for soul databases);
+  one more gets a ``too_many_connections`` error frame and is closed, at once, without
+  a task.
+* Running out of file descriptors (EMFILE, ENFILE) never ends the server: it refuses
+  the waiting connections through a descriptor it keeps in reserve, backs off, and
+  keeps serving the connections it has.
 * A peer whose uid is neither ours, root's, nor explicitly allowed is refused.
+* An error in one connection ends that connection only (and is logged).
+
+What happens on a connection is :mod:`channels.connection`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import resource
 import socket
 import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.abc
-import msgspec
 import structlog
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from channels.connection import Connection
+from channels.limits import LimitReports, ServerStatistics, SocketLimits
 from channels.methods import Methods
-from channels.protocol import (
-    decode_params,
-    decode_request,
-    encode_error,
-    encode_output,
-    encode_result,
-)
-from souls.actor.mailbox import CallbackReply
-from supervisor.errors import (
-    AlreadyRunning,
-    FrameTooLarge,
-    PeerRefused,
-    SoulUnavailable,
-    SoupdError,
-    UnknownSoul,
-)
+from channels.outbox import Budget
+from channels.protocol import encode_error
+from supervisor.errors import AlreadyRunning, PeerRefused, SoupdError, TooManyConnections
 from supervisor.outputs import Outputs
-from supervisor.tree import shielded_cleanup
 
-__all__ = ["Server", "ServerConfig", "prepare_socket_path"]
+__all__ = ["Server", "ServerConfig", "ServerStatistics", "prepare_socket_path"]
 
 _log = structlog.get_logger("soupd.socket")
+
+# accept() errors that mean "no descriptor (or memory) for one more connection now".
+_EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+_BACKOFF_FIRST = 0.01
+_BACKOFF_MOST = 1.0
+# Connections accepted in a row before the listener yields to the connections it serves:
+# each new one costs its first turn of the event loop, so a burst must stay short.
+_ACCEPT_BATCH = 16
 
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     path: Path
+    # The [socket] limits (``supervisor.config.SocketConfig``).
+    limits: SocketLimits
     # A listening socket handed over by systemd (socket activation): used instead of
     # binding ``path``, and left in place at exit (systemd owns it).
     inherited: socket.socket | None = None
     mode: int = 0o600
     allow_uids: tuple[int, ...] = ()
-    max_frame_bytes: int = 1 << 20
-    max_in_flight: int = 512
-
-
-@dataclass(slots=True)
-class ServerStatistics:
-    connections: int = 0
-    connections_total: int = 0
-    requests: int = 0
-    errors: int = 0
-    refused_peers: int = 0
-
-
-class SubscribeParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    # Only outputs of these souls (all when empty).
-    souls: list[str] = []
-    # Only outputs of these kinds: wakeup, internal_signal, reflect, spark... (all when empty).
-    kinds: list[str] = []
-    # Outputs held for this subscriber while it is slow; beyond, they are dropped and
-    # counted (an "overflow" output says how many).
-    buffer: int = 256
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.buffer <= 65536:
-            raise ValueError("buffer must be between 1 and 65536")
 
 
 class Server:
@@ -96,6 +70,10 @@ class Server:
         self.methods = methods
         self.outputs = outputs
         self.stats = ServerStatistics()
+        self.budget = Budget(config.limits.max_buffered_total)
+        # Accepted and not yet closed, refused peers included.
+        self._open = 0
+        self._reports = LimitReports()
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -110,242 +88,205 @@ class Server:
             await prepare_socket_path(path)
             listener = await anyio.create_unix_listener(path, mode=self.config.mode)
             identity = os.stat(path)
+        cap, open_files = connection_cap(self.config.limits.max_connections)
         try:
             async with listener, anyio.create_task_group() as tg:
-                _log.info("socket.listening", path=str(path), mode=oct(self.config.mode))
+                _log.info(
+                    "socket.listening",
+                    path=str(path),
+                    mode=oct(self.config.mode),
+                    max_connections=cap,
+                    open_files=open_files,
+                )
                 task_status.started()
-                await listener.serve(self._connection, task_group=tg)
+                raw: socket.socket = listener.extra(anyio.abc.SocketAttribute.raw_socket)
+                await self._accept_loop(raw, tg, cap)
         finally:
             if identity is not None:
                 _unlink_if_ours(path, identity)
 
-    async def _connection(self, stream: anyio.abc.SocketStream) -> None:
-        pid, uid, _gid = _peer_credentials(stream)
+    async def _accept_loop(
+        self, listening: socket.socket, tg: anyio.abc.TaskGroup, cap: int
+    ) -> None:
+        listening.setblocking(False)
+        spare = _Spare()
+        backoff = 0.0
+        try:
+            while True:
+                await anyio.wait_readable(listening)
+                for _ in range(_ACCEPT_BATCH):
+                    try:
+                        client, _address = listening.accept()
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    except OSError as exc:
+                        if exc.errno not in _EXHAUSTED:
+                            raise
+                        backoff = min(max(2 * backoff, _BACKOFF_FIRST), _BACKOFF_MOST)
+                        open_files = _open_file_limit()
+                        refused = spare.refuse_waiting(listening, _out_of_files(open_files))
+                        self.stats.refused_connections += refused
+                        self._reports.note(
+                            "socket.descriptors_exhausted",
+                            refused=refused,
+                            error=errno.errorcode.get(exc.errno or 0, str(exc.errno)),
+                            open=self._open,
+                            open_files=open_files,
+                            backoff_s=backoff,
+                        )
+                        await anyio.sleep(backoff)
+                        break
+                    backoff = 0.0
+                    if self._open >= cap:
+                        self.stats.refused_connections += 1
+                        _refuse(client, _too_many(cap, self.config.limits.max_connections))
+                        self._reports.note("socket.connection_refused", open=self._open)
+                        continue
+                    self._open += 1
+                    tg.start_soon(self._connection, client)
+        finally:
+            spare.close()
+
+    async def _connection(self, client: socket.socket) -> None:
+        try:
+            stream = await anyio.abc.UNIXSocketStream.from_socket(client)
+            async with stream:
+                await self._serve(stream, client)
+        except Exception:  # noqa: BLE001 - one connection's failure must not end the others
+            _log.exception("socket.connection_failed")
+        finally:
+            client.close()
+            self._open -= 1
+
+    async def _serve(self, stream: anyio.abc.SocketStream, raw: socket.socket) -> None:
+        pid, uid, _gid = _peer_credentials(raw)
         structlog.contextvars.bind_contextvars(peer_uid=uid, peer_pid=pid)
-        async with stream:
-            if not self._allowed(uid):
-                self.stats.refused_peers += 1
-                _log.warning("socket.peer_refused", peer_uid=uid, peer_pid=pid)
-                refusal = PeerRefused(
-                    f"uid {uid} may not use this soupd socket; run as the daemon's user or add "
-                    "the uid to [socket] allow_uids in soupd.toml"
-                )
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    await stream.send(encode_error(None, refusal))
-                return
-            self.stats.connections += 1
-            self.stats.connections_total += 1
-            try:
-                await _Connection(self, stream).serve()
-            finally:
-                self.stats.connections -= 1
+        if not self._allowed(uid):
+            self.stats.refused_peers += 1
+            _log.warning("socket.peer_refused", peer_uid=uid, peer_pid=pid)
+            refusal = PeerRefused(
+                f"uid {uid} may not use this soupd socket; run as the daemon's user or add "
+                "the uid to [socket] allow_uids in soupd.toml"
+            )
+            with contextlib.suppress(
+                anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream
+            ):
+                await stream.send(encode_error(None, refusal))
+                # Read what the peer sent first (a moment at most): closing over unread
+                # bytes resets the connection, and the peer may lose the refusal.
+                with anyio.move_on_after(0.5):
+                    await stream.receive(1 << 16)
+            return
+        self.stats.connections += 1
+        self.stats.connections_total += 1
+        try:
+            connection = Connection(
+                stream,
+                raw,
+                limits=self.config.limits,
+                methods=self.methods,
+                outputs=self.outputs,
+                budget=self.budget,
+                stats=self.stats,
+                reports=self._reports,
+            )
+            await connection.serve()
+        finally:
+            self.stats.connections -= 1
 
     def _allowed(self, uid: int) -> bool:
         return uid in (os.getuid(), 0) or uid in self.config.allow_uids
 
 
-class _Connection:
-    def __init__(self, server: Server, stream: anyio.abc.SocketStream) -> None:
-        self._server = server
-        self._stream = stream
-        limit = server.config.max_in_flight
-        self._limit = limit
-        # Capacity equals the slot count: a reply is queued only by a request holding a
-        # slot, and the slot is freed only once its reply is written, so this never fills.
-        send: MemoryObjectSendStream[bytes]
-        receive: MemoryObjectReceiveStream[bytes]
-        send, receive = anyio.create_memory_object_stream(limit)
-        self._outbox_send = send
-        self._outbox_receive = receive
-        self._in_flight = 0
-        self._idle = anyio.Event()
-        self._idle.set()
-        self._slot_freed = anyio.Event()
+def connection_cap(configured: int) -> tuple[int, int | None]:
+    """The connections to serve at once, and the open-file limit (None: unlimited)."""
+    soft = _open_file_limit()
+    if soft is None:
+        return configured, None
+    return max(1, min(configured, soft * 3 // 4)), soft
 
-    async def serve(self) -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._write_loop)
-            async with anyio.create_task_group() as streams:
-                self._streams = streams
+
+def _open_file_limit() -> int | None:
+    """The soft RLIMIT_NOFILE of the daemon now (None: unlimited)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _too_many(cap: int, configured: int) -> TooManyConnections:
+    why = (
+        f"[socket] max_connections = {cap}"
+        if cap == configured
+        else f"{cap}, three quarters of its open-file limit; raise LimitNOFILE"
+    )
+    return TooManyConnections(
+        f"soupd already serves as many connections as it may ({why}); close idle "
+        "connections or raise the limit, then connect again"
+    )
+
+
+def _out_of_files(open_files: int | None) -> TooManyConnections:
+    limit = f" (open-file limit {open_files})" if open_files is not None else ""
+    return TooManyConnections(
+        f"soupd has run out of file descriptors{limit}; connect again shortly, close "
+        "idle connections, or raise the daemon's LimitNOFILE"
+    )
+
+
+def _refuse(client: socket.socket, error: SoupdError) -> None:
+    """Send ``error`` and close ``client`` without waiting: a refusal costs no task."""
+    try:
+        client.setblocking(False)
+        with contextlib.suppress(OSError):
+            client.send(encode_error(None, error))
+        # Read what the peer already sent, so that closing does not reset the
+        # connection before it reads the error.
+        with contextlib.suppress(OSError):
+            client.recv(1 << 16)
+    finally:
+        client.close()
+
+
+class _Spare:
+    """One descriptor held in reserve, given up for a moment at EMFILE so that waiting
+    connections can be accepted, told why, and closed (instead of hanging)."""
+
+    def __init__(self) -> None:
+        self._fd = self._reserve()
+
+    @staticmethod
+    def _reserve() -> int | None:
+        try:
+            return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+
+    def refuse_waiting(self, listening: socket.socket, error: SoupdError) -> int:
+        """Refuse up to a batch of waiting connections; returns how many."""
+        if self._fd is None:
+            self._fd = self._reserve()
+            return 0
+        os.close(self._fd)
+        self._fd = None
+        refused = 0
+        try:
+            while refused < _ACCEPT_BATCH:
                 try:
-                    await self._read_loop()
-                finally:
-                    streams.cancel_scope.cancel()
-                    with shielded_cleanup():
-                        await self._idle.wait()
-                    self._outbox_send.close()
-
-    async def _read_loop(self) -> None:
-        max_frame = self._server.config.max_frame_bytes
-        buffer = bytearray()
-        skipping = False  # inside an oversized frame: drop bytes up to its newline
-        while True:
-            try:
-                chunk = await self._stream.receive(65536)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                break
-            start = 0
-            while True:
-                newline = chunk.find(b"\n", start)
-                if newline < 0:
-                    if not skipping:
-                        buffer += chunk[start:]
-                        if len(buffer) > max_frame:
-                            buffer.clear()
-                            skipping = True
-                            await self._oversized(max_frame)
+                    client, _address = listening.accept()
+                except OSError:
                     break
-                if skipping:
-                    skipping = False
-                elif buffer:
-                    buffer += chunk[start:newline]
-                    if len(buffer) > max_frame:
-                        await self._oversized(max_frame)
-                    else:
-                        await self._frame(bytes(buffer))
-                    buffer.clear()
-                elif newline - start > max_frame:
-                    await self._oversized(max_frame)
-                else:
-                    await self._frame(chunk[start:newline])
-                start = newline + 1
-        if buffer.strip() and not skipping:
-            await self._frame(bytes(buffer))
+                _refuse(client, error)
+                refused += 1
+        finally:
+            self._fd = self._reserve()
+        return refused
 
-    async def _oversized(self, max_frame: int) -> None:
-        await self._begin()
-        self._reply(None)(
-            None,
-            FrameTooLarge(
-                f"frame exceeds {max_frame} bytes; split the request (e.g. import in "
-                "smaller batches) — the rest of that line was skipped"
-            ),
-        )
-
-    async def _frame(self, frame: bytes) -> None:
-        if not frame.strip():
-            return
-        await self._begin()
-        self._server.stats.requests += 1
-        try:
-            request = decode_request(frame)
-        except SoupdError as error:
-            self._reply(None)(None, error)
-            return
-        except Exception:  # noqa: BLE001 - see below
-            # The slot taken above must get its reply (the connection waits for it to
-            # close), and an error escaping here would end every connection with the
-            # listener's task group.
-            _log.exception("socket.decode_failed", frame_bytes=len(frame))
-            self._reply(None)(
-                None,
-                SoupdError(
-                    "internal error reading this frame; the daemon log has the details "
-                    "(please report it)"
-                ),
-            )
-            return
-        reply = CallbackReply(self._reply(request.id))
-        try:
-            if request.method == "subscribe":
-                await self._subscribe(request.id, request.params, reply)
-                return
-            await self._server.methods.dispatch(request.method, request.params, reply)
-        except anyio.get_cancelled_exc_class():
-            # Shutting down while waiting for room in a mailbox: the request was not
-            # queued, so say so rather than leave it unanswered.
-            reply.fail(SoulUnavailable("soupd is shutting down; send this again once it is back"))
-            raise
-        except SoupdError as error:
-            reply.fail(error)
-        except Exception:  # noqa: BLE001 - a bug in one method must not end the connection
-            _log.exception("socket.method_failed", method=request.method)
-            reply.fail(
-                SoupdError(
-                    f"internal error in {request.method}; the daemon log has the details "
-                    "(please report it)"
-                )
-            )
-
-    async def _subscribe(self, request_id: Any, raw: msgspec.Raw, reply: CallbackReply) -> None:
-        """Start streaming outputs on this connection, tagged with the request's id."""
-        params = decode_params("subscribe", raw, SubscribeParams)
-        unknown = [name for name in params.souls if not self._server.methods.has_soul(name)]
-        if unknown:
-            raise UnknownSoul(unknown[0])
-        await self._streams.start(self._forward, request_id, params)
-        reply.resolve({"subscribed": True, "souls": params.souls, "kinds": params.kinds})
-
-    async def _forward(
-        self,
-        request_id: Any,
-        params: SubscribeParams,
-        *,
-        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-    ) -> None:
-        subscribe = self._server.outputs.subscribe
-        with subscribe(frozenset(params.souls), frozenset(params.kinds), params.buffer) as sub:
-            task_status.started()
-            while True:
-                output = await sub.receive()
-                await self._begin()
-                self._outbox_send.send_nowait(encode_output(request_id, output))
-
-    async def _begin(self) -> None:
-        """Take an in-flight slot, waiting while all are taken.
-
-        A hand-rolled counter rather than a Semaphore: the common case (a free slot)
-        must not cost an event-loop checkpoint per frame.
-        """
-        while self._in_flight >= self._limit:
-            self._slot_freed = anyio.Event()
-            await self._slot_freed.wait()
-        self._in_flight += 1
-        if self._in_flight == 1:
-            self._idle = anyio.Event()
-
-    def _reply(self, request_id: Any) -> Any:
-        def deliver(value: Any, error: SoupdError | None) -> None:
-            if error is not None:
-                self._server.stats.errors += 1
-                frame = encode_error(request_id, error)
-            else:
-                frame = encode_result(request_id, value)
-            self._outbox_send.send_nowait(frame)
-
-        return deliver
-
-    async def _write_loop(self) -> None:
-        # Shielded: replies keep flowing while the reader is being cancelled; the loop
-        # ends when the outbox is closed and empty, or the peer went away.
-        with anyio.CancelScope(shield=True):
-            receive = self._outbox_receive
-            while True:
-                try:
-                    frames = [await receive.receive()]
-                except anyio.EndOfStream:
-                    return
-                while True:
-                    try:
-                        frames.append(receive.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                try:
-                    await self._stream.send(b"".join(frames))
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    pass  # peer gone: keep consuming so slots are freed
-                finally:
-                    self._settle(len(frames))
-
-    def _settle(self, count: int) -> None:
-        self._in_flight -= count
-        self._slot_freed.set()
-        if self._in_flight == 0:
-            self._idle.set()
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
-def _peer_credentials(stream: anyio.abc.SocketStream) -> tuple[int, int, int]:
-    sock: socket.socket = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+def _peer_credentials(sock: socket.socket) -> tuple[int, int, int]:
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     pid, uid, gid = struct.unpack("3i", creds)
     return pid, uid, gid

@@ -64,6 +64,20 @@ class SocketConfig(_Section, frozen=True):
     max_frame_bytes: int = 1 << 20
     # Requests one connection may have in flight before the daemon stops reading it.
     max_in_flight: int = 512
+    # Connections served at once; more are refused with too_many_connections. Never more
+    # than three quarters of the daemon's open-file limit (the rest is for soul databases).
+    max_connections: int = 512
+    # Bytes of replies that may wait unread on one connection: past it the daemon stops
+    # reading that connection, and a result that does not fit is replaced by a
+    # reply_buffer_full error (a result alone on the connection may be bigger).
+    max_buffered_bytes: int = 16 << 20
+    # Bytes of replies and half-received frames buffered for all connections together.
+    max_buffered_total: int = 128 << 20
+    # Seconds a begun frame may take to reach its newline (then frame_timeout, closed).
+    frame_timeout: float = 10.0
+    # Seconds a connection may sit with nothing to do (no request, no reply being
+    # worked on, no subscription), or with its replies unread, before it is closed.
+    idle_timeout: float = 300.0
 
     def __post_init__(self) -> None:
         try:
@@ -76,6 +90,19 @@ class SocketConfig(_Section, frozen=True):
             )
         if self.max_frame_bytes < 1024 or self.max_in_flight < 1:
             raise ValueError("max_frame_bytes must be >= 1024 and max_in_flight >= 1")
+        if self.max_connections < 1:
+            raise ValueError("max_connections must be >= 1")
+        if self.max_buffered_bytes < 65536 or self.max_buffered_total < max(
+            self.max_buffered_bytes, self.max_frame_bytes
+        ):
+            raise ValueError(
+                "max_buffered_bytes must be >= 65536, and max_buffered_total at least "
+                "max_buffered_bytes and max_frame_bytes"
+            )
+        if not 0 < self.frame_timeout <= 86400 or not 0 < self.idle_timeout <= 86400 * 7:
+            raise ValueError(
+                "frame_timeout must be > 0 and <= 86400, idle_timeout > 0 and <= 604800"
+            )
 
 
 class LogConfig(_Section, frozen=True):

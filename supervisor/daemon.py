@@ -91,8 +91,7 @@ class Daemon:
                 inherited=self._activated,
                 mode=int(socket_config.mode, 8),
                 allow_uids=tuple(socket_config.allow_uids),
-                max_frame_bytes=socket_config.max_frame_bytes,
-                max_in_flight=socket_config.max_in_flight,
+                limits=socket_config,
             ),
             Methods(
                 self.registry,

@@ -23,6 +23,11 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     ├── DiskFull                     disk_full
     ├── AskTimeout                   timeout
     ├── PeerRefused                  peer_refused
+    ├── ConnectionLimit              (a [socket] limit of soupd.toml, named in the message)
+    │   ├── TooManyConnections       too_many_connections
+    │   ├── FrameTimeout             frame_timeout
+    │   ├── IdleTimeout              idle_timeout
+    │   └── ReplyBufferFull          reply_buffer_full
     ├── ClientError
     │   ├── DaemonNotRunning         daemon_not_running
     │   └── RemoteError              (the code the daemon sent)
@@ -44,9 +49,12 @@ __all__ = [
     "ChildStartError",
     "ClientError",
     "ConfigError",
+    "ConnectionLimit",
     "DaemonNotRunning",
     "DiskFull",
+    "FrameTimeout",
     "FrameTooLarge",
+    "IdleTimeout",
     "InjectedFault",
     "InvalidParams",
     "MalformedFrame",
@@ -54,12 +62,14 @@ __all__ = [
     "ProtocolError",
     "RejectedInput",
     "RemoteError",
+    "ReplyBufferFull",
     "RestartIntensityExceeded",
     "SoulBusy",
     "SoulUnavailable",
     "SoupdError",
     "StoreUnusable",
     "SupervisorError",
+    "TooManyConnections",
     "UnknownMethod",
     "UnknownSoul",
     "UnsafeFile",
@@ -186,6 +196,40 @@ class AskTimeout(SoupdError):
 
 class PeerRefused(SoupdError):
     code = "peer_refused"
+
+
+class ConnectionLimit(SoupdError):
+    """A socket connection ran into one of the ``[socket]`` limits of ``soupd.toml``.
+
+    The message names the limit and its value. Except for :class:`ReplyBufferFull`
+    (the reply to one request), the daemon closes the connection right after sending
+    the error, with ``id`` null.
+    """
+
+
+class TooManyConnections(ConnectionLimit):
+    """Refused at connect: every connection slot (or file descriptor) is in use."""
+
+    code = "too_many_connections"
+
+
+class FrameTimeout(ConnectionLimit):
+    """A frame was begun but its newline did not arrive in time."""
+
+    code = "frame_timeout"
+
+
+class IdleTimeout(ConnectionLimit):
+    """The connection made no progress for too long: no request, or its replies unread."""
+
+    code = "idle_timeout"
+
+
+class ReplyBufferFull(ConnectionLimit):
+    """A result did not fit the bytes of replies that may wait unread; the request
+    itself was carried out."""
+
+    code = "reply_buffer_full"
 
 
 class ClientError(SoupdError):

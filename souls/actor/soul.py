@@ -299,6 +299,11 @@ class Soul:
         self._load = 0.8 * self._load + 0.2 * len(batch)
         observed: list[Envelope[Message]] = []
         for envelope in batch:
+            if envelope.reply is not None and envelope.reply.settled:
+                # Settled before its turn: its requester is gone (a socket client that
+                # hung up), so nobody waits for this work.
+                envelope.done = True
+                continue
             if isinstance(envelope.message, Observe):
                 observed.append(envelope)
                 continue
