@@ -9,7 +9,8 @@ Invariants:
 * Running out of file descriptors (EMFILE, ENFILE) never ends the server: it refuses
   the waiting connections through a descriptor it keeps in reserve, backs off, and
   keeps serving the connections it has.
-* A peer whose uid is neither ours, root's, nor explicitly allowed is refused.
+* A peer whose uid is neither ours, root's, nor explicitly allowed, and who is not in the
+  socket's group when its mode lets a group in (0660), is refused; the refusal names the rule.
 * An error in one connection ends that connection only (and is logged).
 
 What happens on a connection is :mod:`channels.connection`.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import grp
 import os
 import resource
 import socket
@@ -74,6 +76,9 @@ class Server:
         # Accepted and not yet closed, refused peers included.
         self._open = 0
         self._reports = LimitReports()
+        # The group whose members may connect (the socket file's, when its mode lets a
+        # group in); set once listening.
+        self._group: int | None = None
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -84,10 +89,12 @@ class Server:
             listener = await anyio.abc.SocketListener.from_socket(self.config.inherited)
             identity = None
             _log.info("socket.activated", fd=self.config.inherited.fileno())
+            self._group = _socket_group(self.config.inherited.getsockname())
         else:
             await prepare_socket_path(path)
             listener = await anyio.create_unix_listener(path, mode=self.config.mode)
             identity = os.stat(path)
+            self._group = _socket_group(str(path))
         cap, open_files = connection_cap(self.config.limits.max_connections)
         try:
             async with listener, anyio.create_task_group() as tg:
@@ -159,14 +166,14 @@ class Server:
             self._open -= 1
 
     async def _serve(self, stream: anyio.abc.SocketStream, raw: socket.socket) -> None:
-        pid, uid, _gid = _peer_credentials(raw)
+        pid, uid, gid = _peer_credentials(raw)
         structlog.contextvars.bind_contextvars(peer_uid=uid, peer_pid=pid)
-        if not self._allowed(uid):
+        if not self._allowed(uid, gid, raw):
             self.stats.refused_peers += 1
-            _log.warning("socket.peer_refused", peer_uid=uid, peer_pid=pid)
+            _log.warning("socket.peer_refused", peer_uid=uid, peer_pid=pid, rule=self._rule())
             refusal = PeerRefused(
-                f"uid {uid} may not use this soupd socket; run as the daemon's user or add "
-                "the uid to [socket] allow_uids in soupd.toml"
+                f"uid {uid} may not use this soupd socket: {self._rule()} may; run as one "
+                "of them, or add the uid to [socket] allow_uids in soupd.toml"
             )
             with contextlib.suppress(
                 anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream
@@ -194,8 +201,24 @@ class Server:
         finally:
             self.stats.connections -= 1
 
-    def _allowed(self, uid: int) -> bool:
-        return uid in (os.getuid(), 0) or uid in self.config.allow_uids
+    def _allowed(self, uid: int, gid: int, raw: socket.socket) -> bool:
+        """The daemon's own uid, root, ``allow_uids``; and, when the socket's mode lets
+        its group in (0660, a system install), the members of the socket's group
+        (DESIGN §2), by the peer's groups as the kernel has them."""
+        if uid in (os.getuid(), 0) or uid in self.config.allow_uids:
+            return True
+        if self._group is None:
+            return False
+        return gid == self._group or self._group in _peer_groups(raw)
+
+    def _rule(self) -> str:
+        """Who may connect, in words (for the refusal)."""
+        who = [f"the daemon's user (uid {os.getuid()})", "root"]
+        if self._group is not None:
+            who.append(f"members of the socket's group {_group_name(self._group)}")
+        if self.config.allow_uids:
+            who.append(f"the allow_uids {list(self.config.allow_uids)}")
+        return ", ".join(who[:-1]) + " and " + who[-1]
 
 
 def connection_cap(configured: int) -> tuple[int, int | None]:
@@ -284,6 +307,37 @@ class _Spare:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _socket_group(path: str | bytes) -> int | None:
+    """The group a socket file lets in (rw for its group), or None when it lets in no
+    group (0600) or the path cannot be read (an abstract socket)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_gid if info.st_mode & 0o060 == 0o060 else None
+
+
+# Linux's SO_PEERGROUPS (since 4.13): the peer's supplementary groups at connect time.
+_SO_PEERGROUPS = getattr(socket, "SO_PEERGROUPS", 59)
+_MOST_GROUPS = 256
+
+
+def _peer_groups(sock: socket.socket) -> set[int]:
+    size = struct.calcsize("I")
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, _SO_PEERGROUPS, size * _MOST_GROUPS)
+    except OSError:
+        return set()  # an older kernel: the primary group is all that is known
+    return set(struct.unpack(f"{len(raw) // size}I", raw[: len(raw) // size * size]))
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return f"{grp.getgrgid(gid).gr_name!r} (gid {gid})"
+    except KeyError:
+        return f"gid {gid}"
 
 
 def _peer_credentials(sock: socket.socket) -> tuple[int, int, int]:
