@@ -17,7 +17,7 @@ import msgspec
 
 from channels.protocol import decode_params
 from souls.actor.mailbox import CallbackReply, Reply
-from souls.events import EventIn, event_time
+from souls.events import EventIn, event_time, with_replay_ref
 from souls.knowledge.persons import parse_identity
 from souls.messages import (
     AddTask,
@@ -342,7 +342,7 @@ class Methods:
         bad: list[Rejection] = []
         for index, raw in enumerate(params.events):
             try:
-                events.append(decode_params(f"event {index}", raw, EventIn))
+                events.append(with_replay_ref(decode_params(f"event {index}", raw, EventIn)))
                 positions.append(index)
             except SoupdError as error:
                 bad.append(Rejection(index, error.code, error.message))

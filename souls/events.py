@@ -7,11 +7,13 @@ by the hygiene gate inside the soul (the one write boundary).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import UTC, datetime
 
 import msgspec
 
-__all__ = ["MAX_TS", "EventIn", "event_time"]
+__all__ = ["MAX_TS", "EventIn", "event_time", "with_replay_ref"]
 
 
 class EventIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -69,3 +71,17 @@ def event_time(ts: float | str | None, now: float) -> float:
     if isinstance(ts, bool) or not (0 <= ts < MAX_TS):
         raise ValueError(f"ts {ts!r} is not a plausible Unix time in seconds")
     return float(ts)
+
+
+def with_replay_ref(event: EventIn) -> EventIn:
+    """``event`` with an idempotency key derived from what it is, when it has no ``ref``
+    but says when it happened: replaying an import file (after a crash, or twice) then
+    stores each such event once. ``import:`` and a hash of its text, sender, time,
+    session, kind, channel and group; an event without ``ts`` is stamped with the time
+    it arrives, so a replay would be another event, and it gets no key."""
+    if event.ref is not None or event.ts is None:
+        return event
+    what = [event.text, event.sender, event.ts, event.session, event.kind, event.channel]
+    what.append(event.group)
+    digest = hashlib.sha256(json.dumps(what, ensure_ascii=False).encode()).hexdigest()
+    return msgspec.structs.replace(event, ref=f"import:{digest[:32]}")

@@ -170,3 +170,43 @@ def test_user_records_the_import_cannot_restore_are_rejected_by_line(
     assert attributed(soupd.home, "alpha") == {None: "Bo"}  # the event had no ref
     stated = soupd.result("claims", {"soul": "alpha"})["claims"]
     assert [(c["type"], c["value"]) for c in stated] == [("rule", "keep answers short")]
+
+
+def test_replaying_a_file_without_refs_stores_each_event_once(
+    soupd_home: Home, start_soupd: StartSoupd, tmp_path: Path
+) -> None:
+    """Chat exported without ids: a re-run after a crash, or a second import, must not
+    double the soul. Events with a time get a key derived from what they are."""
+    soupd_home.add_soul("ada")
+    soupd_home.add_soul("copy")
+    daemon = start_soupd()
+    lines = [
+        {
+            "text": "morning! coffee?",
+            "sender": "mel",
+            "ts": "2026-03-02T08:00:00Z",
+            "session": "d1",
+        },
+        {"text": "ok", "sender": "ana", "ts": "2026-03-02T08:00:30Z", "session": "d1"},
+        {"text": "ok", "sender": "ana", "ts": "2026-03-02T08:05:00Z", "session": "d1"},
+        {"text": "ok", "sender": "mel", "ts": "2026-03-02T08:05:00Z", "session": "d1"},
+        {"text": "我们下周去成都吧", "sender": "mel", "ts": "2026-03-03T19:00:00+08:00"},
+        {"text": "deploy failed: migration timeout", "kind": "webhook", "ts": 1772000000},
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    first = json.loads(soupd_home.cli("--json", "import", "ada", path).stdout)
+    assert (first["stored"], first["duplicate"]) == (6, 0), first
+    again = json.loads(soupd_home.cli("--json", "import", "ada", path).stdout)
+    assert (again["stored"], again["duplicate"]) == (0, 6), again
+    assert daemon.result("soul.stats", {"soul": "ada"})["events"] == 6
+    # An export of it imports elsewhere, twice, as the same six.
+    exported = tmp_path / "ada.jsonl"
+    assert soupd_home.cli("export", "ada", exported).returncode == 0
+    for _ in range(2):
+        assert soupd_home.cli("--json", "import", "copy", exported).returncode == 0
+    assert daemon.result("soul.stats", {"soul": "copy"})["events"] == 6
+    # Without a time an event is stamped on arrival: each push is new, as before.
+    for _ in range(2):
+        daemon.result("event.import", {"soul": "copy", "events": [{"text": "no time given"}]})
+    assert daemon.result("soul.stats", {"soul": "copy"})["events"] == 8
