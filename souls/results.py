@@ -40,6 +40,10 @@ class PushResult(msgspec.Struct, frozen=True):
     surprise: float | None = None
     # True when this event made the soul reflect.
     reflected: bool = False
+    # The tokens that made the surprise (stored events only): the event's content words
+    # the summary has never used, as the tokenizer stems them, first seen first, at most
+    # souls.intake.surprise.MAX_NOVEL.
+    novel: list[str] = msgspec.field(default_factory=list)
 
 
 class Rejection(msgspec.Struct, frozen=True):

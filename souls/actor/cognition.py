@@ -142,27 +142,43 @@ class Mind:
 
     def perceive(self, events: Sequence[NewEvent], changes: Changes) -> list[str | None]:
         """Account for events about to be stored: markers into ``changes``, reflect
-        counters advanced. Returns, per event, the reason it triggers a reflect (at
-        most one event of a batch does)."""
+        counters advanced. Returns, per event, the reason it makes the soul reflect (one
+        reflect after the batch): "surprise" for every event of the batch that surprised
+        (a surprise never waits, and that reflect folds the whole batch in), else
+        "periodic" for the one event that completed the count, else None."""
         # The index statistics follow the store's writes (it indexes neighbouring
         # turns too); nothing to add here.
         if not self.config.cognition:
             return [None] * len(events)
         documents = [event.doc.split() for event in events]
         reasons: list[str | None] = []
-        triggered = False
+        surprised = False
         somatic, reflect, surprise = self.config.somatic, self.config.reflect, self.config.surprise
         observe, markers, labels = self.clock.observe, changes.markers, changes.marker_labels
         for event, words in zip(events, documents, strict=True):
-            reason = observe(event.surprise, reflect, surprise)
-            reasons.append(None if triggered else reason)
-            triggered = triggered or reason is not None
+            reason = observe(event.surprise, event.recorded, reflect, surprise, triggered=surprised)
+            if reason is None and event.surprise > surprise.threshold and not surprised:
+                # Held back by the storm guard (it reflects later): counted, for stats.
+                changes.counters["surprise.held"] += 1
+            surprised = surprised or reason == "surprise"
+            reasons.append(reason)
             appraisal = appraise(event.text, event.salience, somatic, words)
             if appraisal is not None:
                 for marker in self.markers.add(with_person(appraisal, event.person)):
                     markers[(marker.topic, marker.valence)] = marker.weight
                     if marker.label is not None:
                         labels[marker.topic] = marker.label
+        if surprised:
+            # One reflect after the batch folds every event of it in: each event that
+            # surprised reflects with it.
+            threshold = surprise.threshold
+            reasons = [
+                "surprise" if reason == "surprise" or event.surprise > threshold else None
+                for event, reason in zip(events, reasons, strict=True)
+            ]
+        else:
+            at = next((index for index, reason in enumerate(reasons) if reason), -1)
+            reasons = [reason if index == at else None for index, reason in enumerate(reasons)]
         if events:
             self.last_surprise = events[-1].surprise
         self._recent.extend(event.doc for event in events[-_RECENT_EVENTS:])
@@ -390,6 +406,6 @@ class Mind:
         gap = gap_for(topic, result)
         if gap is not None and not gaps:  # one recorded gap per topic is enough
             changes.gaps.append((topic, gap))
-        if result.state == "low_confidence" and self._llm is not None:
-            self._llm.escalate_next()
+        # No escalation here: the caller that asked (the answer loop) escalates the one
+        # call it meant; the mind's client serves reflects and the judge.
         return result

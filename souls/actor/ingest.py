@@ -6,16 +6,18 @@ perceived by the mind and the knowledge layer, and appended together with the tu
 pending :class:`~souls.store.changes.Changes`. Invariants a caller may rely on:
 
 * One outcome per event, in order: a :class:`~souls.results.PushResult` (``stored``,
-  ``dropped`` or ``duplicate``) or the :class:`~supervisor.errors.SoupdError` that
-  rejected it. A duplicate is one whose ``ref`` is stored already or comes earlier in
-  the same call, or the same sentence from the same sender through another channel
-  within ``[knowledge] same_event_window`` (an *echo*: no false corroboration).
+  ``dropped`` or ``duplicate``; a stored one with its surprise and the novel tokens that
+  made it) or the :class:`~supervisor.errors.SoupdError` that rejected it. A duplicate
+  is one whose ``ref`` is stored already or comes earlier in the same call, or the same
+  sentence from the same sender through another channel within ``[knowledge]
+  same_event_window`` (an *echo*: no false corroboration).
 * Nothing is written unless an event is fresh or the changes are non-empty. When
   something is, ``committed`` is awaited with the changes just written, before the
   call returns: the caller starts a fresh set there.
 * The reason to reflect is returned, never acted on: the caller reflects once it has
   acknowledged the events. While the soul is busy, a periodic reason is withheld (for
-  up to ``[reflect] max_deferral`` observations); a surprise never is.
+  up to ``[reflect] max_deferral`` observations); a surprise never is (only the storm
+  guard of ``[surprise]``, by time, may hold one back).
 """
 
 from __future__ import annotations
@@ -146,8 +148,11 @@ class Ingest:
             await self._committed(changes)
             debug = self._log.is_enabled_for(logging.DEBUG)
             for (index, new), event_id, why in zip(fresh, ids, reasons, strict=True):
+                # The world the event was measured against: it changes only at reflect,
+                # which comes after this call.
+                novel = world.novel(new.doc.split()) if world is not None and new.surprise else []
                 outcomes[index] = PushResult(
-                    event_id, new.salience, "stored", new.surprise, why is not None
+                    event_id, new.salience, "stored", new.surprise, why is not None, novel
                 )
                 if debug:
                     with structlog.contextvars.bound_contextvars(event_id=event_id):

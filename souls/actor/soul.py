@@ -327,12 +327,12 @@ class Soul:
         events = [e.message.event for e in envelopes if isinstance(e.message, Observe)]
         ingest = self._require_ingest()
         outcomes, reason = await ingest.ingest(events, self._changes, load=self._load)
-        trigger: tuple[Envelope[Message], PushResult] | None = None
+        triggers: list[tuple[Envelope[Message], PushResult]] = []
         for envelope, outcome in zip(envelopes, outcomes, strict=True):
             envelope.done = True
             if isinstance(outcome, PushResult) and outcome.reflected:
                 # Answered once the reflect is done: "reflected" means MEMORY.md is new.
-                trigger = (envelope, outcome)
+                triggers.append((envelope, outcome))
             elif envelope.reply is None:
                 continue
             elif isinstance(outcome, SoupdError):
@@ -347,10 +347,10 @@ class Soul:
                 reflected = await self._reflect_safely(reason)
             finally:
                 # Answered even if the reflect blew up: the event itself is committed.
-                if trigger is not None and trigger[0].reply is not None:
-                    envelope, outcome = trigger
-                    result = msgspec.structs.replace(outcome, reflected=reflected)
-                    trigger[0].reply.resolve(result)
+                for envelope, outcome in triggers:
+                    if envelope.reply is not None:
+                        result = msgspec.structs.replace(outcome, reflected=reflected)
+                        envelope.reply.resolve(result)
 
     async def _disk_full(
         self, full: DiskFull, mailbox: Mailbox[Message], batch: Sequence[Envelope[Message]]

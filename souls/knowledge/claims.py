@@ -49,6 +49,7 @@ from souls.knowledge.claim_rules import Confidence, find_claims, find_due
 from supervisor.errors import RejectedInput, SoupdError
 
 __all__ = [
+    "ASSISTANT",
     "COVERAGE",
     "SLOTS",
     "Candidate",
@@ -120,7 +121,9 @@ _CONFIDENCES: Mapping[str, Confidence] = {"high": "high", "medium": "medium", "l
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):
-    subject: str  # who the fact is about: the event's sender, "user" when none
+    # Who the fact is about, which for a first-person claim is who made it: the event's
+    # speaker (``subject_of``), so a promise is filed under whoever promised.
+    subject: str
     slot: str
     value: str
     quote: str  # the stretch of the source text that supports the value
@@ -177,9 +180,18 @@ class Correction(msgspec.Struct, frozen=True, kw_only=True):
     ai_corrected: bool  # one of them came from the LLM: lower fidelity_ai
 
 
-def subject_of(sender: str | None) -> str:
-    """Who a claim from an event is about: its sender, or "user" when it has none."""
-    return sender or "user"
+# The subject of what the soul's own replies say ("I'll remind you..."): the assistant.
+ASSISTANT = "assistant"
+
+
+def subject_of(sender: str | None, kind: str | None = None) -> str:
+    """Who a claim from an event is about, and so who made it (the rules read only
+    first-person statements): its sender (the person behind it, when linked); without
+    one, the assistant for an ``assistant`` event (the soul's own reply) and "user" for
+    anything else. An assistant's promise is never filed as the user's."""
+    if sender:
+        return sender
+    return ASSISTANT if kind == "assistant" else "user"
 
 
 def related_slots(slot: str) -> tuple[str, ...]:
@@ -191,14 +203,17 @@ def related_slots(slot: str) -> tuple[str, ...]:
 # Extraction
 
 
-def extract_rules(text: str, *, sender: str | None, ts: float) -> list[Candidate]:
-    """Claims the zero-cost patterns of ``souls.knowledge.claim_rules`` find in ``text``.
+def extract_rules(
+    text: str, *, sender: str | None, ts: float, kind: str | None = None
+) -> list[Candidate]:
+    """Claims the zero-cost patterns of ``souls.knowledge.claim_rules`` find in ``text``,
+    about (and made by) ``subject_of(sender, kind)``.
 
     Every candidate's quote is a verbatim substring of ``text`` that supports its value,
     so the quote and support gates pass by construction; still run ``gate``, since a value
     can look like a credential. Relative dates resolve against ``ts`` in UTC.
     """
-    subject = subject_of(sender)
+    subject = subject_of(sender, kind)
     return [
         Candidate(
             subject=subject,
@@ -246,9 +261,15 @@ def llm_prompt(text: str) -> str:
 
 
 async def extract_llm(
-    text: str, *, sender: str | None, ts: float, call: Callable[[str], Awaitable[str]]
+    text: str,
+    *,
+    sender: str | None,
+    ts: float,
+    call: Callable[[str], Awaitable[str]],
+    kind: str | None = None,
 ) -> list[Candidate]:
-    """Claims a model finds in ``text``: ``source="llm"``, not gated (run ``gate`` on each).
+    """Claims a model finds in ``text``: ``source="llm"``, not gated (run ``gate`` on each),
+    about ``subject_of(sender, kind)`` as ``extract_rules``'.
 
     The model is untrusted input. Its answer is read leniently (a JSON array, perhaps in a
     ```json fence or among prose; an object holding one); anything unreadable yields [].
@@ -263,7 +284,7 @@ async def extract_llm(
         raw = await call(llm_prompt(text))
     except SoupdError:
         return []
-    subject = subject_of(sender)
+    subject = subject_of(sender, kind)
     found: list[Candidate] = []
     for item in _json_items(raw)[:_MAX_ITEMS]:
         if not isinstance(item, dict):

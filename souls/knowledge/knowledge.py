@@ -191,7 +191,8 @@ class Knowledge:
         for offset, event in enumerate(events):
             if self.config.claims:
                 speaker = event.person or event.sender
-                for candidate in extract_rules(event.text, sender=speaker, ts=event.ts):
+                found = extract_rules(event.text, sender=speaker, ts=event.ts, kind=event.kind)
+                for candidate in found:
                     if not gate(candidate, event.text).passed:
                         continue
                     slots = tuple(sorted(related_slots(candidate.slot)))

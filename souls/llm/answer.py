@@ -7,7 +7,8 @@ soul's context block and the message, may call tools (``recall``, ``remember_per
 at most ``max_steps`` model calls and ``max_tokens`` tokens (as the API reports them)
 per answer; when a bound is hit the loop stops with what the model last said. When the
 soul feels unsure of the message's topic (``low_confidence``), the first call goes to
-the escalation model, if one is configured.
+the escalation model, if one is configured; that call only (escalation is an argument of
+the call, so it never reaches the soul's reflects or judge, nor the next answer).
 
 A tool that fails answers the model with the error's message (the model may try
 something else); it never ends the loop. Cancellation and LLM errors propagate.
@@ -140,9 +141,7 @@ async def answer(
     """Answer ``message`` (see the module docstring); raises LLMError."""
     result = Answer(text="")
     state, _ = await tools.sense_confidence(message.text)
-    if state == "low_confidence":
-        chat.escalate_next()
-        result.escalated = True
+    escalate = result.escalated = state == "low_confidence"
     who = f"{message.sender}: " if message.sender else ""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": _SYSTEM.format(context=context.strip())},
@@ -150,7 +149,8 @@ async def answer(
     ]
     handlers = _handlers(tools)
     while True:
-        turn = await chat.chat(messages, TOOLS)
+        turn = await chat.chat(messages, TOOLS, escalate=escalate)
+        escalate = False
         result.steps += 1
         result.tokens += turn.tokens
         result.text = turn.content.strip() or result.text

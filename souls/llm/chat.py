@@ -48,7 +48,8 @@ class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     retries: int = 2
     # Seconds to wait before the first retry; doubles before each further retry.
     backoff: float = 0.5
-    # Model for the one call after a low-confidence signal (escalate_next); None = never.
+    # Model for a call made on a low-confidence signal: the answer's first call when the
+    # soul is unsure of the message's topic (never a reflect or a judge); None = never.
     escalation_model: str | None = None
     # Upper bound on the answer's length, in tokens.
     max_tokens: int = 1024
@@ -147,28 +148,30 @@ class ChatClient:
         self._config = config
         self._url = config.base_url.rstrip("/") + "/chat/completions"
         self._environ = environ
-        self._escalate = False
         self._http = httpx.AsyncClient(timeout=config.timeout, transport=transport)
         self.last_model: str | None = None
 
-    def escalate_next(self) -> None:
-        """The next ``complete`` (only) uses ``escalation_model``, if one is configured."""
-        self._escalate = self._config.escalation_model is not None
-
-    async def complete(self, messages: list[dict[str, str]]) -> str:
+    async def complete(self, messages: list[dict[str, str]], *, escalate: bool = False) -> str:
         """The answer's text (possibly empty); raises LLMError when there is none."""
-        return (await self.chat(list(messages))).content
+        return (await self.chat(list(messages), escalate=escalate)).content
 
     async def chat(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        escalate: bool = False,
     ) -> ChatTurn:
         """One chat completion, offering ``tools`` (OpenAI function-calling schema) when
-        given; raises LLMError when there is no answer."""
+        given; raises LLMError when there is no answer. ``escalate``: this call (and
+        only this one, retries included) goes to ``escalation_model`` when one is
+        configured. Escalation is an argument, never state of the client: a client is
+        shared (a soul's reflector and judge use one), and a signal meant for one call
+        must not reach whichever call happens to come next."""
         config = self._config
         model = config.model
-        if self._escalate and config.escalation_model is not None:
+        if escalate and config.escalation_model is not None:
             model = config.escalation_model
-        self._escalate = False
         self.last_model = model
         body = {
             "model": model,

@@ -1,10 +1,11 @@
 """Appraisal (DESIGN §3.7): the feeling a text carries, what it is about, how much.
 
-``appraise`` counts the text's lexicon hits (``souls.mind.lexicon``) for a valence, takes
-its first topic terms (``souls.mind.topics``) and their labels, and weighs it by the event's
-salience; ``with_person`` adds the person an event is attributed to, keyed like any
-other topic (``souls.mind.topics.person_topic``). The result feeds
-``souls.mind.markers.Markers.add``.
+``appraise`` counts the text's lexicon hits (``souls.mind.lexicon``) for a valence, but
+not those that state the speaker's own stance or value (``souls.mind.stance``), takes the
+first topic terms (``souls.mind.topics``) that are not part of the lexicon and their labels,
+and weighs it by the event's salience; ``with_person`` adds the person an event is
+attributed to, keyed like any other topic (``souls.mind.topics.person_topic``). The result
+feeds ``souls.mind.markers.Markers.add``.
 
 Invariants a caller may rely on:
 
@@ -23,6 +24,7 @@ import msgspec
 
 from souls.mind.lexicon import Lexicon, Valence, build_lexicon, entry_key
 from souls.mind.somatic import SomaticConfig
+from souls.mind.stance import Stances
 from souls.mind.topics import iter_topic_terms, normalise, person_topic, topic_labels
 from souls.text.tokenize import tokens
 
@@ -69,17 +71,17 @@ def with_person(appraisal: Appraisal, person: str | None) -> Appraisal:
     return msgspec.structs.replace(appraisal, topics=(*appraisal.topics, topic), labels=labels)
 
 
-# The lexicon of the config in use, found by identity: building the key tuples for the
-# lru_cache costs more than an appraisal itself.
-_current: tuple[SomaticConfig, Lexicon] | None = None
+# The lexicon and stances of the config in use, found by identity: building the key
+# tuples for the lru_cache costs more than an appraisal itself.
+_current: tuple[SomaticConfig, Lexicon, Stances] | None = None
 
 
-def _lexicon(config: SomaticConfig) -> Lexicon:
+def _compiled(config: SomaticConfig) -> tuple[Lexicon, Stances]:
     global _current
     if _current is None or _current[0] is not config:
         lexicon = build_lexicon(tuple(config.negative_words), tuple(config.positive_words))
-        _current = (config, lexicon)
-    return _current[1]
+        _current = (config, lexicon, Stances(config.stance_words, config.value_words))
+    return _current[1], _current[2]
 
 
 def appraise(
@@ -88,15 +90,18 @@ def appraise(
     """The feeling ``text`` carries, or None when it carries none. ``words``:
     ``tokens(text)`` when the caller has it already.
 
-    The valence with more lexicon hits wins; a tie (including none) is None. Topics are
-    up to ``max_topics_per_event`` terms of ``topic_terms`` in order of first
-    appearance, leaving out the valence words and any term that is part of a lexicon
-    entry. They may be empty ("thanks!"): such an appraisal adds no marker. The weight
-    is the salience (>= 0); each topic's label is given by ``topic_labels``.
+    The valence with more lexicon hits wins; a tie (including none) is None. A hit that
+    states the speaker's stance or value ("I refuse to...", "I believe in...") is no hit.
+    Topics are up to ``max_topics_per_event`` terms of ``topic_terms`` (content words
+    and names) in order of first appearance, leaving out the valence words and any term
+    that is part of a lexicon entry ("job" of "good job": "great job!" is praise, not a
+    feeling about anyone's job). They may
+    be empty ("thanks!"): such an appraisal adds no marker. The weight is the salience
+    (>= 0); each topic's label is given by ``topic_labels``.
     """
     if not salience >= 0 or math.isinf(salience):
         raise ValueError("salience must be a finite number >= 0")
-    lexicon = _lexicon(config)
+    lexicon, stances = _compiled(config)
     if lexicon.regex is None:
         return None
     low = normalise(text)
@@ -106,9 +111,13 @@ def appraise(
     pieces: list[str] = []
     start = 0
     valence_of = lexicon.valence
+    reading = None
     for match in lexicon.regex.finditer(low):
         found = match.group()
-        hits[valence_of.get(found) or valence_of[entry_key(found)]] += 1
+        key = found if found in valence_of else entry_key(found)
+        reading = reading or stances.read(low)
+        if not reading.is_stance(match.start(), key):
+            hits[valence_of[key]] += 1
         pieces.append(low[start : match.start()])
         start = match.end()
     if hits["positive"] == hits["negative"]:

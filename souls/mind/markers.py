@@ -25,7 +25,8 @@ import msgspec
 from souls.mind.appraisal import Appraisal
 from souls.mind.lexicon import Valence
 from souls.mind.somatic import SomaticConfig
-from souls.mind.topics import is_filler, label_takes_over
+from souls.mind.topics import label_takes_over
+from souls.text.content import is_content
 
 __all__ = ["Marker", "Markers", "gut_feelings"]
 
@@ -150,10 +151,11 @@ def gut_feelings(markers: Sequence[Marker], config: SomaticConfig) -> str:
     """The body of the ``GUT FEELINGS`` section: a lead line, then up to ``inject_limit``
     markers of weight >= ``min_weight_to_show``, strongest first, as
     ``- deploy: uneasy (negative, 3.2)`` with the topic's label (the topic itself when
-    it has none). Empty when none qualifies. Filler topics (``is_filler``) stored before
-    they were kept out are never shown."""
+    it has none). Empty when none qualifies. Topics stored before they were kept out
+    (fillers, stop words, numbers: not ``is_content``) are never shown; ``soupd
+    rebuild`` recomputes such rows away."""
     shown = sorted(
-        (m for m in markers if m.weight >= config.min_weight_to_show and not is_filler(m.topic)),
+        (m for m in markers if m.weight >= config.min_weight_to_show and is_content(m.topic)),
         key=_strongest_first,
     )
     lines = [

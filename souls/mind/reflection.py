@@ -1,14 +1,15 @@
 """When and how a soul reflects: the counters that trigger it and its numbers.
 
-Reflect runs at once when an observation's novelty passes the surprise threshold
-(at most once per ``surprise.cooldown`` observations), and otherwise every
-``reflect.every`` observations. The summary only changes at reflect, so the prompt
-prefix stays byte-identical in between.
+Reflect runs at once when an observation's novelty passes the surprise threshold (no
+count-based cooldown; the only brake is the time-based storm guard of
+:class:`~souls.intake.surprise.SurpriseConfig`), and otherwise every ``reflect.every``
+observations. The summary only changes at reflect, so the prompt prefix stays
+byte-identical in between.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import msgspec
@@ -45,41 +46,70 @@ class ReflectConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
 
 @dataclass(slots=True)
 class ReflectClock:
-    """Observation counters since the last reflect and the last surprise reflect."""
+    """Observation counters since the last reflect, and the storm guard's memory: when
+    the latest surprise reflects were triggered (soul clock, oldest first) and whether
+    it holds a surprise back."""
 
     since: int = 0
-    since_surprise: int = 1_000_000_000
     last_memory: int = 0
+    surprises: list[float] = field(default_factory=list)
+    held: bool = False
 
     def observe(
-        self, surprise: float, config: ReflectConfig, surprise_config: SurpriseConfig
+        self,
+        surprise: float,
+        now: float,
+        config: ReflectConfig,
+        surprise_config: SurpriseConfig,
+        *,
+        triggered: bool = False,
     ) -> str | None:
-        """Count one stored observation; the reason to reflect now, if any."""
+        """Count one stored observation (at ``now``); the reason to reflect now, if any.
+        ``triggered``: an earlier event of the same turn makes the soul reflect already
+        (that reflect folds this one in), so this one only counts."""
         self.since += 1
-        self.since_surprise += 1
-        if surprise > surprise_config.threshold and self.since_surprise > surprise_config.cooldown:
-            return "surprise"
+        if triggered:
+            self.held = False
+            return None
+        if surprise > surprise_config.threshold or self.held:
+            if self._storm_allows(now, surprise_config):
+                self.held = False
+                self.surprises.append(now)
+                return "surprise"
+            self.held = True
         if self.since >= config.every:
             return "periodic"
         return None
 
+    def _storm_allows(self, now: float, config: SurpriseConfig) -> bool:
+        if config.storm_reflects == 0:
+            return True
+        cutoff = now - config.storm_window
+        self.surprises = [t for t in self.surprises if t > cutoff][-config.storm_reflects :]
+        return len(self.surprises) < config.storm_reflects
+
     def reflected(self, reason: str, last_memory: int) -> None:
+        """A reflect (for ``reason``) folded everything up to ``last_memory`` in,
+        whatever surprise the storm guard held back too."""
         self.since = 0
         self.last_memory = last_memory
-        if reason == "surprise":
-            self.since_surprise = 0
+        self.held = False
 
     def to_state(self) -> dict[str, str]:
         return {
             "reflect.since": str(self.since),
-            "reflect.since_surprise": str(self.since_surprise),
             "reflect.last_memory": str(self.last_memory),
+            "reflect.surprises": " ".join(map(repr, self.surprises)),
+            "reflect.held": "1" if self.held else "0",
         }
 
     @classmethod
     def from_state(cls, state: dict[str, str]) -> ReflectClock:
+        """The clock as ``to_state`` saved it (keys it does not know are ignored, such as
+        the ``reflect.since_surprise`` of the count-based cooldown it replaces)."""
         clock = cls()
         clock.since = int(state.get("reflect.since", clock.since))
-        clock.since_surprise = int(state.get("reflect.since_surprise", clock.since_surprise))
         clock.last_memory = int(state.get("reflect.last_memory", clock.last_memory))
+        clock.surprises = [float(t) for t in state.get("reflect.surprises", "").split()]
+        clock.held = state.get("reflect.held") == "1"
         return clock

@@ -1,20 +1,24 @@
 """Somatic markers (DESIGN §3.7): weighted gut feelings per (topic, valence), and
 their configuration.
 
-An event's text is *appraised*: lexicon hits give it a valence, its other content terms
-are the topics the feeling attaches to, and its salience is the weight. The markers
+An event's text is *appraised*: lexicon hits give it a valence (unless they state the
+speaker's own stance), its content words and names are the topics the feeling attaches
+to, and its salience is the weight. The markers
 accumulate those weights per (topic, valence), decay nightly and prune the faint ones;
 a turn whose terms touch a topic gets its markers as ``GUT FEELINGS``.
 
 The mechanism is split by concept:
 
 - ``souls.mind.lexicon``: the valence words compiled for matching;
+- ``souls.mind.stance``: which hits state a stance or a value rather than a feeling;
 - ``souls.mind.topics``: which terms a feeling is about, and the word shown for each;
 - ``souls.mind.appraisal``: ``appraise`` (the feeling a text carries) and ``with_person``;
 - ``souls.mind.markers``: ``Markers`` (weights, decay, touching) and ``gut_feelings``.
 
 This module holds ``SomaticConfig``, the one home of the mechanism's defaults: the
-lexicon entries, the topic cap, decay and what GUT FEELINGS shows. A config that
+lexicon entries, the stance and value words (``souls.mind.stance``: "I refuse to spread
+rumors" states a position, it is no feeling), the topic cap, decay and what GUT
+FEELINGS shows. A config that
 constructs is valid (``ValueError`` otherwise, naming the field).
 """
 
@@ -67,6 +71,20 @@ class SomaticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
             *("完美", "优秀", "厉害", "满意", "不错", "修好", "解决了", "搞定", "给力"),
         ]
     )
+    # Lexicon words that, said by the speaker of themselves ("I refuse", "we rejected",
+    # "我拒绝"), state a stance, not a feeling: they count towards no valence. Said of
+    # someone else ("they refused my refund") or suffered ("I was refused") they count.
+    stance_words: list[str] = msgspec.field(
+        default_factory=lambda: [
+            *("refuse", "refuses", "refused", "refusing", "refusal"),
+            *("reject", "rejects", "rejected", "rejecting", "拒绝"),
+        ]
+    )
+    # Words with which a speaker states a value ("I believe in second chances, even
+    # after failures"): lexicon hits in the rest of that clause count towards no valence.
+    value_words: list[str] = msgspec.field(
+        default_factory=lambda: ["believe in", "stand for", "坚信", "信奉", "崇尚"]
+    )
     # Most topics one event attaches its feeling to.
     max_topics_per_event: int = 3
     # Every weight is multiplied by this once a night.
@@ -79,7 +97,13 @@ class SomaticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     min_weight_to_show: float = 0.5
 
     def __post_init__(self) -> None:
-        for name, words in (("negative", self.negative_words), ("positive", self.positive_words)):
+        lists = (
+            ("negative", self.negative_words),
+            ("positive", self.positive_words),
+            ("stance", self.stance_words),
+            ("value", self.value_words),
+        )
+        for name, words in lists:
             if any(not word.strip() for word in words):
                 raise ValueError(f"{name}_words must not contain blank entries")
         negative = {entry_key(w) for w in self.negative_words}

@@ -1,9 +1,12 @@
 """Topics of a feeling (DESIGN §3.7): which terms of a text a feeling attaches to, and
 the word shown for each.
 
-A topic is a stem ("carolin"), which is how it touches a turn; it is *shown* by its
-label, the word a person wrote for it (see ``topic_labels``): "Caroline".
-Interjections and contraction remnants ("wow", "haha", "im", "dont") are never topics.
+A topic is a content word or a name (:mod:`souls.text.content`): never a stop word, a
+light verb or a generic word ("again", "still", "new", "much", "thing"), a filler
+("wow", "haha", "im", "dont") or a number ("31"). It is a stem ("carolin"), which is how
+it touches a turn; it is *shown* by its label, the word a person wrote for it (see
+``topic_labels``): "Caroline". A Chinese topic is a real word: a bigram of the tokenizer
+that is a word of :mod:`souls.mind.chinese_words` (排练 in 今天排练, never 天排).
 
 Invariants a caller may rely on:
 
@@ -16,16 +19,19 @@ Invariants a caller may rely on:
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
+from souls.mind.chinese_words import is_word
+from souls.text.content import is_content
+from souls.text.content import is_filler as is_filler
 from souls.text.tokenize import query_terms, tokens
 
 __all__ = [
     "has_cjk",
     "is_filler",
+    "is_topic",
     "iter_topic_terms",
     "label_takes_over",
     "normalise",
@@ -38,27 +44,8 @@ __all__ = [
 # spaces between words), and their single-character tokens are too vague to be topics.
 _CJK_RANGES = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff"
 _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
-
-# Words that are never a topic, however often a feeling comes with them: interjections
-# (a "wow" or a "haha" says how a turn felt, not what it was about) and contraction
-# remnants written without their apostrophe ("im", "dont"; the tokenizer makes the same
-# "im" of "I'm"). Compared as the tokenizer's stems, so "really" is "realli"; drawn-out
-# spellings count too ("awww", "yeahhh", "hmmm": repeated letters collapse) and so does
-# laughter ("hahaha", "hehe", "lolol"). "cool" goes with them although it also stems
-# "cooling": in conversation it is nearly always the interjection. Left out because they
-# are words as well: id, ill, well, wed, shed, hell, lets (stems to "let"), oops ("oop");
-# a contraction that makes one of them is caught where it is written with its
-# apostrophe (_CONTRACTION).
-_NOT_TOPICS = """
-ah aha alright aw bye cool eh gee geez gosh ha hah haha hehe hello hey hi hm hmm huh
-jeez lmao lol meh mhm nah nope oh ok okay omg ooh ouch phew really rofl ugh uh um umm
-whoa woah wow ya yay yeah yep yes yo yup
-aint arent cant couldnt didnt doesnt dont hadnt hasnt havent hes im isnt ive shes
-shouldnt theyd theyll theyre theyve wasnt werent weve whos wont wouldnt youd youll
-youre youve dunno gonna gotta kinda sorta wanna yall
-""".split()
-_REPEATED = re.compile(r"(.)\1+")
-_LAUGHTER = re.compile(r"a*(?:h+[aeiou]+){2,}h*|(?:l+o+)+l+")
+# Han characters: a bigram of two of them is a topic only when it is a Chinese word.
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff]{2}")
 # A word written as a contraction ("I'll", "we'd", "don't", "let's"): what the tokenizer
 # leaves of it ("ill", "wed") is no topic in that text, even where it is a word elsewhere.
 _CONTRACTION = re.compile(r"(?<![\w'])(?:[^\W_]+'(?:m|re|ve|ll|d|t)|let's)(?![\w'])")
@@ -82,21 +69,12 @@ def has_cjk(text: str) -> bool:
     return _CJK_CHAR.search(text) is not None
 
 
-@functools.cache
-def _fillers() -> frozenset[str]:
-    stems = {t for word in _NOT_TOPICS for t in tokens(word)}
-    return frozenset(stems | {_REPEATED.sub(r"\1", t) for t in stems})
-
-
-def is_filler(term: str) -> bool:
-    """Whether ``term`` (a token) is an interjection or a contraction remnant: never a
-    topic (see ``_NOT_TOPICS``)."""
-    fillers = _fillers()
-    return (
-        term in fillers
-        or _REPEATED.sub(r"\1", term) in fillers
-        or _LAUGHTER.fullmatch(term) is not None
-    )
+def is_topic(term: str) -> bool:
+    """Whether ``term`` (a token) may be a topic: a content word (not a function word,
+    filler or number), and for CJK a bigram, which for Han must be a Chinese word."""
+    if _CJK_CHAR.match(term) is not None:
+        return len(term) == 2 and (is_word(term) if _HAN.fullmatch(term) else True)
+    return is_content(term)
 
 
 def _contracted(text: str) -> frozenset[str]:
@@ -107,14 +85,15 @@ def _contracted(text: str) -> frozenset[str]:
 
 
 def topic_terms(text: str, words: Sequence[str] | None = None) -> list[str]:
-    """The terms of ``text`` a feeling can attach to: ``query_terms`` without single CJK
-    characters, interjections and contraction remnants (``is_filler``, and any word the
-    text writes as a contraction), first seen first. ``words``: ``tokens(text)`` when
-    the caller has it already.
+    """The terms of ``text`` a feeling can attach to: the ``query_terms`` that are
+    topics (``is_topic``), without any word the text writes as a contraction, first seen
+    first. ``words``: ``tokens(text)`` when the caller has it already.
 
     A lone Han character is too vague to carry a feeling (数 would touch every text about
     数据, 数学 or 数字, and particles such as 的 or 了 every Chinese text at all), so CJK
-    topics are bigrams: 数据库 gives 数据 and 据库. A one-character word (猫) is lost.
+    topics are bigrams, and of the bigrams only the words: 数据库 gives 数据 (据库 is no
+    word), 今天排练 gives 排练 (今天 is a time word, 天排 no word). A one-character word
+    (猫) is lost.
     """
     return list(iter_topic_terms(text, words))
 
@@ -123,27 +102,25 @@ def iter_topic_terms(text: str, words: Sequence[str] | None = None) -> Iterator[
     """``topic_terms`` one by one, for a caller that needs only the first few."""
     contracted = _contracted(text)
     for term in query_terms(text, words):
-        if not _is_cjk_unigram(term) and term not in contracted and not is_filler(term):
+        if term not in contracted and is_topic(term):
             yield term
 
 
-def _is_cjk_unigram(term: str) -> bool:
-    return len(term) == 1 and _CJK_CHAR.match(term) is not None
-
-
 def person_topic(name: str) -> str:
-    """The topic of a feeling about the person called ``name``: the first of the name's
-    ``topic_terms`` ("Melanie" → melani, "Ann Lee" → ann), so it touches a turn that
+    """The topic of a feeling about the person called ``name``: the first content word of
+    the name ("Melanie" → melani, "Ann Lee" → ann), so it touches a turn that
     calls the person by their first name as any other word would; the first token when
     the name has no topic term (a name such as "Ok"), else the name casefolded.
 
     One topic per person, not one per word of the name: a person is called by their
     first name in conversation, and one marker keeps GUT FEELINGS from showing them
     twice ("Ann Lee" on "ann" and on "lee"). A turn naming only a later word ("Ms
-    Lee") does not touch it.
+    Lee") does not touch it. A name is no dictionary word: any CJK bigram will do
+    ("王小明" → 王小).
     """
-    for term in iter_topic_terms(name):
-        return term
+    for term in query_terms(name):
+        if len(term) == 2 if _CJK_CHAR.match(term) is not None else is_content(term):
+            return term
     return next(iter(tokens(name)), name.casefold())
 
 

@@ -158,13 +158,15 @@ async def test_event_push_goes_through_a_real_soul(tmp_path: Path) -> None:
         stats = await host.call("soul.stats", {"soul": "alpha"})
         recalled = await host.call("recall", {"soul": "alpha", "query": "hello"})
     # The first event is all news to the soul's empty summary and makes it reflect; the
-    # next one is new against that summary too, but within the surprise cooldown.
+    # next one is new against that summary too, and reflects at once as well. The reply
+    # names the tokens that were new.
     assert first == {
         "event_id": 1,
         "salience": 0.5,
         "status": "stored",
         "surprise": 1.0,
         "reflected": True,
+        "novel": ["hello"],
     }
     assert again == {
         "event_id": 1,
@@ -172,13 +174,15 @@ async def test_event_push_goes_through_a_real_soul(tmp_path: Path) -> None:
         "status": "duplicate",
         "surprise": None,
         "reflected": False,
+        "novel": [],
     }
     assert urgent == {
         "event_id": 2,
         "salience": 1.0,
         "status": "stored",
         "surprise": 1.0,
-        "reflected": False,
+        "reflected": True,
+        "novel": ["prod"],
     }
     assert stats["soul"] == "alpha"
     assert (stats["events"], stats["queued"]) == (2, 0)
@@ -276,11 +280,14 @@ async def test_recall_and_context(tmp_path: Path) -> None:
         context = await host.call("context", {"soul": "alpha", "query": "zebra"})
         bad_k = await host.fails("recall", {"soul": "alpha", "query": "x", "k": 0}, InvalidParams)
         no_query = await host.fails("recall", {"soul": "alpha"}, InvalidParams)
-    # The first event reflected into the summary, whose line about it covers the query.
+    # Each event was news and reflected into the summary, whose line about the first
+    # covers the query.
     assert [item["id"] for item in recalled["items"]] == [1]
     assert recalled["items"][0]["via"] == "summary"
     assert [s["name"] for s in context["sections"]] == ["summary", "recalled"]
-    assert context["sections"][0]["text"] == "## MEMORY\n## Notable\n- the zebra escaped [m1]\n\n"
+    assert context["sections"][0]["text"] == (
+        "## MEMORY\n## Notable\n- the zebra escaped [m1]\n- lunch at noon [m2]\n\n"
+    )
     assert context["sections"][1]["memory_ids"] == [1]
     assert "[m1] the zebra escaped" in context["text"]
     assert "max_k" in bad_k.message

@@ -138,7 +138,9 @@ def test_params_that_are_not_an_object(raw: bytes) -> None:
 
 
 def test_encode_result_shape() -> None:
-    frame = encode_result(7, PushResult(3, 0.5, "stored", surprise=0.25, reflected=True))
+    frame = encode_result(
+        7, PushResult(3, 0.5, "stored", surprise=0.25, reflected=True, novel=["timeout"])
+    )
     assert frame.endswith(b"\n")
     assert frame.count(b"\n") == 1
     assert json.loads(frame) == {
@@ -149,6 +151,7 @@ def test_encode_result_shape() -> None:
             "status": "stored",
             "surprise": 0.25,
             "reflected": True,
+            "novel": ["timeout"],
         },
     }
     # Fields left at their defaults are still on the wire: a reply always has every key.
@@ -159,6 +162,7 @@ def test_encode_result_shape() -> None:
         "status": "dropped",
         "surprise": None,
         "reflected": False,
+        "novel": [],
     }
     assert json.loads(encode_result("req-1", None)) == {"id": "req-1", "result": None}
 

@@ -187,3 +187,69 @@ def test_a_telegram_dm_is_answered_in_its_chat(soupd_home: Home) -> None:
     finally:
         fake.shutdown()
         fake.server_close()
+
+
+class _Unsure(http.server.BaseHTTPRequestHandler):
+    """A chat model that writes summaries for reflects and, as the answer loop, admits
+    it does not know. Each request is recorded as (what it was for, the model asked)."""
+
+    requests: ClassVar[list[tuple[str, str]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        system = body["messages"][0]["content"]
+        if "consolidated memory summary" in system:
+            purpose, content = "reflect", "## Notable\n- asked about the cluster upgrade [m1]"
+        else:
+            purpose, content = "answer", "Honestly I don't know which version we pinned."
+        self.requests.append((purpose, body["model"]))
+        reply = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_escalation_reaches_the_answer_it_was_meant_for_only(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    """The soul knows nothing of the topic, so the answer's first call goes to the big
+    model; the reflects after it (the soul's own client) stay on the small one."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Unsure)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        soupd_home.add_soul(
+            "ada",
+            f'[llm]\nbase_url = "http://127.0.0.1:{server.server_address[1]}/v1"\n'
+            'model = "small"\nescalation_model = "large"\n[answer]\nenabled = true\n',
+        )
+        daemon = start_soupd()
+        with daemon.connect() as conn:
+            conn.send(request_frame(1, "subscribe", {"souls": ["ada"], "kinds": ["reply"]}))
+            assert "result" in conn.recv()
+            daemon.push(
+                "ada",
+                "hey quick q - which kubernetes version did we pin for the cluster upgrade?? "
+                "1.29 or 1.30, i keep mixing them up",
+                kind="dm",
+                sender="4711",
+                channel="telegram",
+                session="tg:1",
+            )
+            reply = conn.recv()
+        assert reply["output"]["payload"]["text"].startswith("Honestly I don't know")
+        daemon.push("ada", "nvm, found it in the runbook: we pinned 1.29 after all")
+        daemon.result("reflect", {"soul": "ada"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    answers = [model for purpose, model in _Unsure.requests if purpose == "answer"]
+    reflects = [model for purpose, model in _Unsure.requests if purpose == "reflect"]
+    assert answers == ["large"]
+    assert len(reflects) >= 2
+    assert set(reflects) == {"small"}

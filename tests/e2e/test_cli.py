@@ -74,13 +74,14 @@ def test_send_json_and_flags_reach_the_gate(soupd: Daemon) -> None:
             )
         )
     )
-    # New against the summary "hello", but within the surprise cooldown: no reflect.
+    # New against the summary "hello": it reflects at once, and says what was new.
     assert mentioned == {
         "event_id": mentioned["event_id"],
         "salience": 0.9,
         "status": "stored",
         "surprise": 1.0,
-        "reflected": False,
+        "reflected": True,
+        "novel": ["team"],
     }
     unmentioned = json.loads(
         ok(home.cli("--json", "send", "alpha", "hi team", "--group", "ops", "--ts", "1767225600"))

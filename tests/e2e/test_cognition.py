@@ -4,6 +4,7 @@ MEMORY.md, the stable prefix, Hebbian association, feelings, self-knowledge, out
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import threading
 
@@ -238,3 +239,150 @@ def test_operator_commands(soupd_home: Home, start_soupd: StartSoupd) -> None:
     assert bad.returncode == 1
     assert "invalid_params" in bad.stderr
     assert "someday" in bad.stderr
+
+
+def test_the_deploy_that_fails_after_thirty_that_succeeded_reflects_at_once(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    """DESIGN §3.3's own scenario as an ops channel writes it: thirty routine deploys,
+    worded a little differently each time, then a failure. The failure's content words
+    (not "the", "to" or the build number, which every routine line shares) are mostly
+    new: it reflects at once, lands in MEMORY.md, and the reply says what was new."""
+    soupd_home.add_soul("ops")
+    daemon = start_soupd()
+    routine = [
+        "the deploy {n} to prod succeeded",
+        "deploy {n} to prod succeeded, all green",
+        "ok the deploy {n} to prod succeeded again",
+        "deploy #{n} to prod succeeded \U0001f44d",
+    ]
+    with daemon.connect() as conn:
+        for n in range(1, 31):
+            text = routine[n % len(routine)].format(n=n)
+            assert conn.result("event.push", {"soul": "ops", "text": text})["status"] == "stored"
+        failure = conn.result(
+            "event.push",
+            {"soul": "ops", "text": "the deploy 31 to prod failed: database migration timeout"},
+        )
+    assert failure["surprise"] > 0.65
+    assert failure["reflected"] is True
+    assert failure["novel"] == ["fail", "databas", "migrat", "timeout"]
+    memory = (soupd_home.soul_dir("ops") / "MEMORY.md").read_text()
+    assert f"the deploy 31 to prod failed: database migration timeout [m{failure['event_id']}]" in (
+        memory
+    )
+
+
+def test_every_surprise_of_a_conversation_reflects_at_once(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    """No count-based cooldown: each turn whose novelty passes the threshold reflects,
+    however soon after the last reflect it comes (at a human pace the storm guard never
+    holds one back). The routine turns, which say nothing new, do not."""
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    turns = [
+        "morning! the staging cluster is up again after the weekend",
+        "hmm the payments service keeps timing out on staging tho",
+        "ok so it's the redis connection pool, it maxes out at 50",
+        "wait no, sorry, it was the TLS cert on the load balancer that expired lol",
+        "the staging cluster is up again",
+        "renewed the cert, payments look fine now",
+        "明天上午十点跟财务开会，讨论下个季度的预算",  # noqa: RUF001
+        "the staging cluster is up again",
+    ]
+    replies = [daemon.push("ada", text, kind="dm", sender="kim") for text in turns]
+    surprising = [r for r in replies if r["surprise"] > 0.65]
+    assert len(surprising) >= 5
+    assert all(r["reflected"] for r in surprising), replies
+    assert all(r["novel"] for r in surprising)
+    # Said before, nothing new: no reflect, nothing novel.
+    assert [(r["surprise"], r["reflected"], r["novel"]) for r in (replies[4], replies[7])] == [
+        (0.0, False, []),
+        (0.0, False, []),
+    ]
+    stats = daemon.result("soul.stats", {"soul": "ada"})
+    assert stats["reflects"] == len(surprising)
+
+
+def test_feelings_are_about_content_words_and_a_stated_value_is_no_feeling(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    """A messy bilingual chat through the daemon: the soul's markers (its database) are
+    about content words, names and real Chinese words; fillers, stop words and numbers
+    never, nor the objects of a value the speaker states."""
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    chat = [
+        ("kim", "ugh the deploy failed AGAIN, still the same migration timeout"),
+        ("lee", "hmm much better now, thanks for the new runbook Kim!!"),
+        ("kim", "we pushed 31 hotfixes this week lol, it's still broken"),
+        ("lee", "I believe in respecting people's privacy, I refuse to spread rumors"),
+        ("kim", "fair. HR refused my complaint anyway, so annoying"),
+        ("lee", "今天排练又失败了，导演很失望"),  # noqa: RUF001
+        ("kim", "天排练得不错嘛，谢谢大家"),  # noqa: RUF001
+        ("lee", "第3次部署又出错了，数据库迁移超时"),  # noqa: RUF001
+    ]
+    for sender, text in chat:
+        daemon.push("ada", text, sender=sender, ts="2026-05-04T10:00:00Z")
+    context = daemon.result("context", {"soul": "ada", "query": "how did the deploy go?"})
+    with sqlite3.connect(soupd_home.soul_dir("ada") / "soul.db") as db:
+        rows = db.execute("SELECT topic, valence, coalesce(label, topic) FROM markers").fetchall()
+    labels = {label.casefold() for _, _, label in rows}
+    never = {"again", "still", "new", "much", "better", "thanks", "hmm", "ugh", "lol", "week"}
+    assert labels.isdisjoint(never), labels & never
+    assert not [label for label in labels if label[:1].isdigit()]
+    assert {"deploy", "migration", "runbook", "hr", "排练", "导演", "数据"} <= labels
+    assert labels.isdisjoint({"天排", "今天", "练得", "据库", "believe", "people", "respecting"})
+    negative = {label for _, valence, label in rows if valence == "negative"}
+    assert negative.isdisjoint({"privacy", "rumors"})
+    assert "- deploy: uneasy" in context["text"]
+
+
+def test_the_storm_guard_is_by_time_and_says_what_it_held_back(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    """A flood of novel events (a bot pasting a log) within the guard's window: the
+    first storm_reflects surprises reflect, the rest are held back (counted in stats;
+    the next reflect folds them in), never because of a count of observations."""
+    soupd_home.add_soul("ops", "[surprise]\nstorm_reflects = 3\nstorm_window = 600.0\n")
+    daemon = start_soupd()
+    flood = [
+        "kernel: eth0 link down",
+        "postgres: too many connections for role billing",
+        "nginx upstream timed out while reading response header",
+        "disk /var/lib almost full on worker-7",
+        "cron job backup-s3 exited with status 2",
+        "certificate for api.example.org expires tomorrow",
+    ]
+    replies = [daemon.push("ops", text, kind="webhook") for text in flood]
+    assert all(r["surprise"] > 0.65 for r in replies)
+    assert [r["reflected"] for r in replies] == [True, True, True, False, False, False]
+    assert all(r["novel"] for r in replies)
+    stats = daemon.result("soul.stats", {"soul": "ops"})
+    assert stats["counters"]["surprise.held"] == 3
+    assert stats["reflects"] == 3
+    daemon.result("reflect", {"soul": "ops"})
+    memory = (soupd_home.soul_dir("ops") / "MEMORY.md").read_text()
+    assert "certificate for api.example.org expires tomorrow" in memory
+
+
+def test_pipelined_surprises_each_say_they_reflected(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    """The same ops channel, its messages pipelined on one connection: the soul drains
+    them in batches and reflects once after each batch that surprised it, so every
+    surprising event of such a batch is in that reflect, and its reply says so."""
+    soupd_home.add_soul("ops")
+    daemon = start_soupd()
+    texts = [f"the deploy {n} to prod succeeded" for n in range(1, 31)]
+    texts.append("the deploy 31 to prod failed: database migration timeout")
+    with daemon.connect() as conn:
+        replies = push_many(conn, "ops", texts)
+    surprising = [r for r in replies if r["surprise"] > 0.65]
+    assert replies[-1] in surprising
+    assert all(r["reflected"] for r in surprising), [
+        (r["event_id"], r["surprise"], r["reflected"]) for r in replies
+    ]
+    memory = (soupd_home.soul_dir("ops") / "MEMORY.md").read_text()
+    assert "the deploy 31 to prod failed: database migration timeout" in memory

@@ -233,3 +233,34 @@ def test_the_map_and_reading_by_id(soupd_home: Home, start_soupd: StartSoupd) ->
     assert "ids look like m12" in bad["error"]["message"]
     gone = daemon.call("memory.read", {"soul": "ada", "id": "m999"})
     assert "no m999" in gone["error"]["message"]
+
+
+def test_claims_and_promises_are_filed_under_whoever_made_them(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    """A conversation where the soul's replies (``assistant`` events, as the responder
+    stores them: no sender) promise things and introduce themselves: those are the
+    assistant's, and the user's own name and promise stay the user's."""
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    turns = [
+        ("dm", "hi!! my name's Kim btw, new here. ugh I keep forgetting stuff lately"),
+        ("assistant", "Nice to meet you Kim! My name is Ada, I'll help you keep track."),
+        ("dm", "ok so can you remind me to book the dentist?? maybe friday, or thursday idk"),
+        ("assistant", "Sure! I'll remind you to book the dentist on Friday."),
+        ("dm", "thanks :) oh and I promise I'll call mom tomorrow, she keeps asking lol"),
+    ]
+    for kind, text in turns:
+        daemon.push("ada", text, kind=kind, ts="2026-03-02T09:00:00Z")
+    rows = [c for c in claims(daemon) if c["slot"] in ("name", "commitment")]
+    made = {(c["subject"], c["slot"], c["value"], c["state"]) for c in rows}
+    assert ("user", "name", "Kim", "active") in made
+    assert ("assistant", "name", "Ada", "active") in made
+    assert ("assistant", "commitment", "remind you to book the dentist", "active") in made
+    assert ("user", "commitment", "call mom", "active") in made
+    assert not {c["value"] for c in rows if c["subject"] == "user"} & {"Ada", "remind you"}
+    context = daemon.result(
+        "context", {"soul": "ada", "query": "wait, who was going to remind who about the dentist?"}
+    )
+    assert "assistant commitment: remind you to book the dentist" in context["text"]
+    assert "user commitment: remind you" not in context["text"]

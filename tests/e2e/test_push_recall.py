@@ -28,7 +28,10 @@ def test_english_push_is_recalled_by_a_stemmed_query(soupd: Daemon) -> None:
     (item,) = items
     assert item["refs"] == ["ops-42"]
     assert item["kind"] == "observation"
-    assert item["via"] == "bm25"
+    # Found through its stems, by BM25 over the memory or by the summary line that cites
+    # it (the failure was news and reflected at once): which one depends on how much of
+    # the whole query that line covers, which is recall's business, not this test's.
+    assert item["via"] in ("bm25", "summary")
     assert isinstance(item["id"], int)
     assert item["score"] > 0
 
@@ -106,6 +109,7 @@ def test_dropped_event_is_counted_but_not_stored(soupd: Daemon) -> None:
         "status": "dropped",
         "surprise": None,
         "reflected": False,
+        "novel": [],
     }
     after = soupd.result("soul.stats", {"soul": "alpha"})
     assert (after["events"], after["memories"]) == (before["events"], before["memories"])
@@ -177,7 +181,8 @@ def test_context_has_identity_and_recalled_memory_ids(soupd: Daemon) -> None:
     assert recalled_section["memory_ids"] == recalled_ids
     for memory_id in recalled_ids:
         assert f"m{memory_id}" in recalled_section["text"]
-    assert "Team lunch" not in ctx["text"]
+    # Recall leaves the lunch out (it is in the summary: every event was news).
+    assert "Team lunch" not in recalled_section["text"]
     assert ctx["text"] == "".join(s["text"] for s in ctx["sections"])
     assert all(s["chars"] == len(s["text"]) for s in ctx["sections"])
     assert ctx["text"].startswith(identity_section["text"])
@@ -247,10 +252,12 @@ def test_import_method_counts_every_outcome_and_names_each_rejection(soupd: Daem
     assert "colour" in result["reasons"][2]["message"]
     assert result["reasons_truncated"] is False
     assert soupd.counts("alpha") == (before[0] + 3, before[1] + 3)
-    assert {i["refs"][0] for i in soupd.recall("alpha", "imported") if i["refs"]} == {
-        "imp-1",
-        "imp-2",
-    }
+    refs = {i["refs"][0] for i in soupd.recall("alpha", "imported") if i["refs"]}
+    # The note with a time and no ref got a key derived from what it is (a replay of
+    # the same import stores it once).
+    (derived,) = refs - {"imp-1", "imp-2"}
+    assert refs - {derived} == {"imp-1", "imp-2"}
+    assert derived.startswith("import:")
 
 
 def test_import_with_many_rejections_keeps_counts_exact(soupd: Daemon) -> None:

@@ -98,7 +98,7 @@ async def test_handles_report_running_once_started(tmp_path: Path) -> None:
         assert (alpha.state, alpha.restarts, alpha.last_error) == ("running", 0, None)
         first = await ask(alpha, Observe(EventIn(text="hello")))
         # The soul's first event is all news to its empty summary and makes it reflect.
-        assert first == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
+        assert first == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True, novel=["hello"])
 
 
 async def test_a_crashed_soul_is_restarted_with_its_data(tmp_path: Path) -> None:
@@ -115,9 +115,9 @@ async def test_a_crashed_soul_is_restarted_with_its_data(tmp_path: Path) -> None
     assert [item.text for item in recalled.items] == ["remember the zebra"]
     assert duplicate == PushResult(1, 0.5, "duplicate")
     # The restarted soul measures surprise against the summary the first event reflected
-    # ("remember the zebra"): "and" and "lion" are new. Above the threshold, but within
-    # the surprise cooldown, so no reflect.
-    assert fresh == PushResult(2, 0.5, "stored", surprise=0.6667)
+    # ("remember the zebra"): "lion", its one content word, is new. Above the threshold:
+    # it reflects at once (no count-based cooldown).
+    assert fresh == PushResult(2, 0.5, "stored", surprise=1.0, reflected=True, novel=["lion"])
     assert alpha.last_error is None
 
 
@@ -130,7 +130,9 @@ async def test_mail_queued_behind_a_crash_is_handled_by_the_next_incarnation(
         alpha.mailbox.tell_nowait(Crash("once"), crash)
         alpha.mailbox.tell_nowait(Observe(EventIn(text="queued behind")), behind)
         with anyio.fail_after(5):
-            assert await behind.wait() == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
+            assert await behind.wait() == PushResult(
+                1, 0.5, "stored", surprise=1.0, reflected=True, novel=["queu"]
+            )
             with pytest.raises(SoulUnavailable):
                 await crash.wait()
         assert alpha.restarts == 1
@@ -168,7 +170,10 @@ async def test_too_many_crashes_fail_the_soul_and_spare_its_sibling(tmp_path: Pa
         assert registry.lookup("beta") is beta
         assert (beta.state, beta.restarts) == ("running", 0)
         still = await ask(beta, Observe(EventIn(text="still here")))
-        assert still == PushResult(2, 0.5, "stored", surprise=1.0)  # in the cooldown
+        # No content word: measured on all its tokens, all new; it reflects at once.
+        assert still == PushResult(
+            2, 0.5, "stored", surprise=1.0, reflected=True, novel=["still", "here"]
+        )
         beta_stats = await ask(beta, Stats())
         assert isinstance(beta_stats, SoulStats)
         assert beta_stats.events == 2
@@ -207,12 +212,14 @@ async def test_a_crash_costs_only_the_mail_that_caused_it(tmp_path: Path) -> Non
     alpha.mailbox.tell_nowait(Observe(EventIn(text="fire and forget", ref="c")))
     async with souls_tree(registry_of(alpha)):
         with anyio.fail_after(5):
-            assert await before.wait() == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
+            assert await before.wait() == PushResult(
+                1, 0.5, "stored", surprise=1.0, reflected=True, novel=["turn"]
+            )
             with pytest.raises(SoulUnavailable):
                 await crash.wait()
-            # Against "first of the turn", the summary the first event reflected, only
-            # "third" is new.
-            assert await after.wait() == PushResult(2, 0.5, "stored", surprise=0.25)
+            # Against "first of the turn", the summary the first event reflected, nothing
+            # is new: "turn" is known, and an ordinal is no content word.
+            assert await after.wait() == PushResult(2, 0.5, "stored", surprise=0.0)
         stats = await ask(alpha, Stats())
     assert alpha.restarts == 1
     assert isinstance(stats, SoulStats)

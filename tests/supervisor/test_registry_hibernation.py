@@ -96,7 +96,9 @@ async def test_the_next_message_wakes_a_hibernated_soul_with_all_its_data(
     alpha = handle(tmp_path, "alpha", DOZY)
     async with hosted(alpha):
         first = await ask(alpha, observe("remember the zebra", ref="z"))
-        assert first == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
+        assert first == PushResult(
+            1, 0.5, "stored", surprise=1.0, reflected=True, novel=["rememb", "zebra"]
+        )
         await wait_until(lambda: alpha.state == "hibernating")
         assert alpha.wakes == 1
 

@@ -131,9 +131,15 @@ async def test_push_stores_and_acks_with_the_event_id(lab: Lab) -> None:
         second = await ask(mailbox, observe("Lunch with Ada"))
     # base 0.5 + alarm keyword 0.3; the first event is all news to an empty summary and
     # makes the soul reflect.
-    assert first == PushResult(1, 0.8, "stored", surprise=1.0, reflected=True)
-    # None of its words is in that summary; the surprise cooldown holds the next reflect.
-    assert second == PushResult(2, 0.5, "stored", surprise=1.0, reflected=False)
+    # The reply names the content words that were new (the tokenizer's stems).
+    assert first == PushResult(
+        1, 0.8, "stored", surprise=1.0, reflected=True, novel=["deploy", "fail", "noon"]
+    )
+    # None of its words is in that summary: a surprise too, and it reflects at once
+    # (no count-based cooldown).
+    assert second == PushResult(
+        2, 0.5, "stored", surprise=1.0, reflected=True, novel=["lunch", "ada"]
+    )
     assert lab.rows("SELECT id, ref, sender, ts, recorded, salience, text FROM events") == [
         (1, "m-1", "ada", T0, T0, 0.8, "The deploy failed at noon"),
         (2, None, None, T0, T0, 0.5, "Lunch with Ada"),
@@ -146,10 +152,12 @@ async def test_queued_observations_are_committed_in_one_turn(lab: Lab) -> None:
     with capture_logs() as logs:
         async with lab.running():
             results = await outcomes(futures)
-    # Measured against the (empty) summary in force when the batch arrived; only the
-    # first of a batch makes the soul reflect.
-    assert results == [PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)] + [
-        PushResult(i, 0.5, "stored", surprise=1.0) for i in range(2, 51)
+    # Measured against the (empty) summary in force when the batch arrived (the number
+    # is no content word): all news. The soul reflects once after the batch, folding the
+    # whole batch in, so every one of them reflected.
+    new = ["event", "number"]
+    assert results == [
+        PushResult(i, 0.5, "stored", surprise=1.0, reflected=True, novel=new) for i in range(1, 51)
     ]
     turns = [entry for entry in logs if entry["event"] == "soul.turn"]
     assert [turn["messages"] for turn in turns] == [50]
@@ -194,10 +202,15 @@ async def test_duplicate_ref_across_turns_answers_with_the_first_id(lab: Lab) ->
         again = await ask(mailbox, observe("The build failed (resent)", ref="m-1", kind="dm"))
         other = await ask(mailbox, observe("Another one", ref="m-2"))
         counts = await stats(mailbox)
-    assert first == PushResult(1, 0.8, "stored", surprise=1.0, reflected=True)
+    assert first == PushResult(
+        1, 0.8, "stored", surprise=1.0, reflected=True, novel=["build", "fail"]
+    )
     # The stored event's id and salience; a duplicate measures no surprise.
     assert again == PushResult(1, 0.8, "duplicate")
-    assert other == PushResult(2, 0.5, "stored", surprise=1.0)
+    # No content word at all: measured on all its tokens, all new.
+    assert other == PushResult(
+        2, 0.5, "stored", surprise=1.0, reflected=True, novel=["anoth", "one"]
+    )
     assert counts.events == 2
     assert lab.rows("SELECT text FROM events WHERE ref = 'm-1'") == [("The build failed",)]
 
@@ -213,9 +226,9 @@ async def test_duplicate_ref_within_one_batch(lab: Lab) -> None:
         results = await outcomes(futures)
         counts = await stats(mailbox)
     assert results == [
-        PushResult(1, 0.5, "stored", surprise=1.0, reflected=True),
+        PushResult(1, 0.5, "stored", surprise=1.0, reflected=True, novel=["first", "tell"]),
         PushResult(1, 0.5, "duplicate"),
-        PushResult(2, 0.5, "stored", surprise=1.0),
+        PushResult(2, 0.5, "stored", surprise=1.0, reflected=True, novel=["someth", "els"]),
         PushResult(1, 0.5, "duplicate"),
     ]
     assert counts.events == 2
@@ -237,8 +250,8 @@ async def test_events_below_the_threshold_are_dropped_and_counted(lab: Lab) -> N
         counts = await stats(mailbox)
     assert results == [
         PushResult(None, 0.2, "dropped"),
-        PushResult(1, 0.5, "stored", surprise=1.0, reflected=True),
-        PushResult(2, 0.35, "stored", surprise=1.0),
+        PushResult(1, 0.5, "stored", surprise=1.0, reflected=True, novel=["kept"]),
+        PushResult(2, 0.35, "stored", surprise=1.0, reflected=True, novel=["chatter"]),
         PushResult(None, 0.05, "dropped"),
     ]
     assert counts.events == 2
@@ -276,7 +289,9 @@ async def test_hygiene_rejections_store_nothing(lab: Lab, text: str, code: str) 
     assert FAKE_AWS_KEY not in caught.value.message
     assert (counts.events, counts.memories, counts.counters) == (0, 0, {})
     assert counts.rejected == {code: 1}
-    assert resent == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
+    assert resent == PushResult(
+        1, 0.5, "stored", surprise=1.0, reflected=True, novel=["clean", "text"]
+    )
 
 
 async def test_a_rejection_does_not_spoil_its_batch(lab: Lab) -> None:
@@ -287,10 +302,14 @@ async def test_a_rejection_does_not_spoil_its_batch(lab: Lab) -> None:
     ]
     async with lab.running():
         results = await outcomes(futures)
-    assert results[0] == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
+    assert results[0] == PushResult(
+        1, 0.5, "stored", surprise=1.0, reflected=True, novel=["good", "one"]
+    )
     assert isinstance(results[1], RejectedInput)
     assert results[1].code == "hygiene.credential"
-    assert results[2] == PushResult(2, 0.5, "stored", surprise=1.0)
+    assert results[2] == PushResult(
+        2, 0.5, "stored", surprise=1.0, reflected=True, novel=["good", "two"]
+    )
 
 
 @pytest.mark.parametrize("ts", ["yesterday", -5.0, 1e13])
@@ -331,10 +350,10 @@ async def test_recall_ranks_english_and_chinese(lab: Lab) -> None:
         lunch = await ask(mailbox, Recall("lunch"))
         nothing = await ask(mailbox, Recall("giraffe"))
     assert isinstance(english, RecallResult)
-    # The first event made the soul reflect, and the summary line that cites it covers
-    # both query terms: the summary brings m1 first (scored by its coverage). BM25 then
-    # adds m2, which it would have ranked first ("migrat" twice beats once).
-    assert [(item.id, item.via) for item in english.items] == [(1, "summary"), (2, "bm25")]
+    # Every event was news and reflected at once, and the summary lines that cite the
+    # first two cover the query terms: the summary brings m1 first (full coverage),
+    # then m2.
+    assert [(item.id, item.via) for item in english.items] == [(1, "summary"), (2, "summary")]
     assert english.items[0].score == 1.0
     assert english.items[1].score > 0
     assert [item.refs for item in english.items] == [["r-0"], ["r-1"]]
@@ -353,8 +372,8 @@ async def test_recall_sees_events_stored_after_the_first_recall(lab: Lab) -> Non
     # A fresh incarnation reads the statistics from the index instead: same answer.
     async with lab.running() as mailbox:
         cold = await ask(mailbox, Recall("zebra"))
-    # m1 is cited by the summary its arrival reflected, so it comes before the BM25 hit.
-    assert [(i.id, i.via) for i in warm.items] == [(1, "summary"), (2, "bm25")]
+    # m1 and m2 are cited by the summaries their arrivals reflected (each was news).
+    assert [(i.id, i.via) for i in warm.items] == [(1, "summary"), (2, "summary")]
     assert warm == cold
 
 
@@ -444,9 +463,10 @@ async def test_context_orders_sections_and_lists_recalled_ids(lab: Lab) -> None:
         "gut_feelings",
         "recalled",
     ]
-    # The first event reflected into the summary; the second was held by the cooldown.
+    # Both events were news and reflected into the summary at once.
     assert with_query.sections[1].text == (
-        "## MEMORY\n## Failures and alarms\n- The Friday deploy failed [m1]\n\n"
+        "## MEMORY\n## Failures and alarms\n- The Friday deploy failed [m1]\n"
+        "## Notable\n- Lunch at noon [m2]\n\n"
     )
     # "failed" left a negative marker on "deploy", weighted by the event's salience.
     assert "- deploy: uneasy (negative, 0.8)\n" in with_query.sections[2].text
@@ -470,7 +490,7 @@ async def test_crash_fails_its_reply_and_propagates(tmp_path: Path) -> None:
     with anyio.fail_after(10), pytest.raises(InjectedFault, match="test"):
         await lab.soul().run(lab.mailbox)
     done = await outcomes([before, crash])
-    assert done[0] == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True)
+    assert done[0] == PushResult(1, 0.5, "stored", surprise=1.0, reflected=True, novel=["fault"])
     assert isinstance(done[1], SoulUnavailable)
     assert "'alpha'" in done[1].message
     assert not next_turn.settled
@@ -484,12 +504,12 @@ async def test_crash_fails_its_reply_and_propagates(tmp_path: Path) -> None:
     assert duplicate == PushResult(1, 0.5, "duplicate")
     if isinstance(later[0], SoulUnavailable):  # failed with the crash: never stored
         assert "send it again" in later[0].message
-        assert later[1] == PushResult(2, 0.5, "stored", surprise=0.5)
+        assert later[1] == PushResult(2, 0.5, "stored", surprise=0.5, novel=["queu"])
         assert lab.rows("SELECT ref FROM events ORDER BY id") == [("a",), ("c",)]
     else:  # handed back to the mailbox: stored by the next incarnation
         assert later == [
-            PushResult(2, 0.5, "stored", surprise=0.6),  # same, turn, as: 3 of 5 new
-            PushResult(3, 0.5, "stored", surprise=0.5),  # queu, behind: 2 of 4 new
+            PushResult(2, 0.5, "stored", surprise=0.5, novel=["turn"]),  # turn, fault
+            PushResult(3, 0.5, "stored", surprise=0.5, novel=["queu"]),  # queu, fault
         ]
         assert lab.rows("SELECT ref FROM events ORDER BY id") == [("a",), ("b",), ("c",)]
 
@@ -507,8 +527,8 @@ async def test_a_new_soul_on_the_same_database_sees_everything(lab: Lab) -> None
     assert after == before
     assert duplicate == PushResult(1, 0.5, "duplicate")
     # Measured against the summary the first incarnation reflected ("The zebra escaped"):
-    # "came" and "back" are new, "the" and "zebra" are not.
-    assert fresh == PushResult(2, 0.5, "stored", surprise=0.5)
+    # its one content word, "zebra", is known ("came" and "back" say nothing new).
+    assert fresh == PushResult(2, 0.5, "stored", surprise=0.0)
     assert (counts.events, counts.counters) == (2, {"dropped.attention": 1})
 
 
@@ -524,14 +544,17 @@ async def test_cancellation_drains_queued_mail(tmp_path: Path) -> None:
             futures.append(lab.queue(Stats()))
             tg.cancel_scope.cancel()
     results = await outcomes(futures)
-    # The first turn (four events) is measured against the empty summary, and its first
-    # event reflects them into one line: "late event 3", counted 4 times, citing m1 and
+    # The first turn (four events) is measured against the empty summary: all four
+    # reflect, into one line: "late event 3", counted 4 times, citing m1 and
     # m4. Against its words (the citation and the count are not words of the world)
-    # every later event has one new token in three: its number.
+    # no later event is news: "event" is known, "late" and the number are no content.
     assert results[:20] == [
-        PushResult(1, 0.5, "stored", surprise=1.0, reflected=True),
-        *(PushResult(i, 0.5, "stored", surprise=1.0) for i in range(2, 5)),
-        *(PushResult(i, 0.5, "stored", surprise=0.3333) for i in range(5, 21)),
+        PushResult(1, 0.5, "stored", surprise=1.0, reflected=True, novel=["event"]),
+        *(
+            PushResult(i, 0.5, "stored", surprise=1.0, reflected=True, novel=["event"])
+            for i in range(2, 5)
+        ),
+        *(PushResult(i, 0.5, "stored", surprise=0.0) for i in range(5, 21)),
     ]
     assert results[20].stored == 1
     assert results[21].events == 21

@@ -264,6 +264,27 @@ def test_subject_is_the_sender_or_user() -> None:
     assert {c.subject for c in extract_rules("I love jazz.", sender=None, ts=TS)} == {"user"}
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Sure thing! I'll remind you to book the dentist on Friday, don't worry.",
+        "ok noted - I promise to remind you to book the dentist",
+        "好的，我答应你周五提醒你去看牙医。",
+    ],
+)
+def test_the_assistants_promise_is_the_assistants(reply: str) -> None:
+    """A reply of the soul (an ``assistant`` event, stored without a sender) makes the
+    promise; filing it as the user's would put words in the user's mouth."""
+    (promise,) = [c for c in extract_rules(reply, sender=None, ts=TS, kind="assistant")]
+    assert (promise.subject, promise.slot) == ("assistant", "commitment")
+    said = extract_rules("I'll remind myself to book the dentist tomorrow", sender=None, ts=TS)
+    assert {c.subject for c in said} == {"user"}
+    # A reply pushed with the agent's own name as its sender is that agent's.
+    assert {c.subject for c in extract_rules(reply, sender="ada", ts=TS, kind="assistant")} == {
+        "ada"
+    }
+
+
 def test_quotes_are_verbatim_and_repeats_yield_one_claim() -> None:
     text = "I love jazz. Really, I love jazz!\nMy name is Anna."
     claims = extract_rules(text, sender=None, ts=TS)

@@ -112,23 +112,23 @@ async def test_connection_refused_is_retried_then_fails() -> None:
             await chat.complete(MESSAGES)
 
 
-async def test_escalation_applies_to_the_next_call_only() -> None:
+async def test_escalation_applies_to_the_call_that_asks_for_it_only() -> None:
     async with (
         fake_model(answer("ok")) as model,
         aclosing(client(model.url, escalation_model="big")) as chat,
     ):
-        chat.escalate_next()
-        await chat.complete(MESSAGES)
+        await chat.complete(MESSAGES, escalate=True)
         assert chat.last_model == "big"
         await chat.complete(MESSAGES)
         assert chat.last_model == "small"
-    assert [r.body["model"] for r in model.requests] == ["big", "small"]
+        await chat.chat(MESSAGES, escalate=True)
+        await chat.chat(MESSAGES)
+    assert [r.body["model"] for r in model.requests] == ["big", "small", "big", "small"]
 
 
 async def test_escalation_without_an_escalation_model_is_a_no_op() -> None:
     async with fake_model(answer("ok")) as model, aclosing(client(model.url)) as chat:
-        chat.escalate_next()
-        await chat.complete(MESSAGES)
+        await chat.complete(MESSAGES, escalate=True)
     assert model.requests[0].body["model"] == "small"
 
 
@@ -137,9 +137,23 @@ async def test_escalated_call_keeps_its_model_across_retries() -> None:
         fake_model(ERROR, answer("ok")) as model,
         aclosing(client(model.url, escalation_model="big")) as chat,
     ):
-        chat.escalate_next()
-        await chat.complete(MESSAGES)
+        await chat.complete(MESSAGES, escalate=True)
     assert [r.body["model"] for r in model.requests] == ["big", "big"]
+
+
+async def test_an_escalated_call_does_not_reach_a_call_running_beside_it() -> None:
+    """One client, two callers at once (the answer loop's escalated call while the
+    soul reflects): only the call that asked goes to the escalation model."""
+    slow_then_fast = [Reply(delay=0.3, body=answer("answer").body), answer("summary")]
+    async with (
+        fake_model(*slow_then_fast) as model,
+        aclosing(client(model.url, escalation_model="big")) as chat,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(lambda: chat.complete(MESSAGES, escalate=True))
+        await anyio.sleep(0.05)
+        tg.start_soon(lambda: chat.complete(MESSAGES))
+    assert [r.body["model"] for r in model.requests] == ["big", "small"]
 
 
 @pytest.mark.parametrize(
