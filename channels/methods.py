@@ -202,6 +202,8 @@ class LightningParams(SoulParams, frozen=True):
     n: int | None = None
     # Cards to leave out: exact path, path prefix, or a unique substring.
     exclude: list[str] = []
+    # Reproduce the draw of this ledger row (its topic, seed, n, exclusions, weights).
+    as_of: int | None = None
 
 
 class VerdictParams(SoulParams, frozen=True):
@@ -220,6 +222,11 @@ class StatusPageParams(SoulParams, frozen=True):
 
 class LedgerParams(SoulParams, frozen=True):
     limit: int = 50
+
+
+class TideParams(SoulParams, frozen=True):
+    # Apply the closure proposals of these cards (close the questions they name).
+    close: list[int] = []
 
 
 class LogsParams(_Params, frozen=True):
@@ -277,7 +284,7 @@ class Methods:
             "lightning": _Method(LightningParams, self._lightning),
             "ledger": _Method(LedgerParams, self._ledger),
             "verdict": _Method(VerdictParams, self._verdict),
-            "tide": _Method(SoulParams, self._tide),
+            "tide": _Method(TideParams, self._tide),
             "claim.add": _Method(ClaimAddParams, self._claim_add),
             "claim.update": _Method(ClaimIdParams, self._claim_change("update")),
             "claim.correct": _Method(ClaimIdParams, self._claim_change("correct")),
@@ -473,7 +480,7 @@ class Methods:
     async def _lightning(self, params: LightningParams, reply: Reply) -> None:
         if params.seed is not None and not 0 <= params.seed < 2**63:
             raise InvalidParams("lightning: seed must be between 0 and 2**63 - 1")
-        message = Lightning(params.topic, params.seed, params.n, params.exclude)
+        message = Lightning(params.topic, params.seed, params.n, params.exclude, params.as_of)
         await self._tell(params.soul, message, reply)
 
     async def _verdict(self, params: VerdictParams, reply: Reply) -> None:
@@ -483,8 +490,8 @@ class Methods:
     async def _status_page(self, params: StatusPageParams, reply: Reply) -> None:
         await self._tell(params.soul, StatusPage(params.stamp), reply)
 
-    async def _tide(self, params: SoulParams, reply: Reply) -> None:
-        await self._tell(params.soul, Tide(), reply)
+    async def _tide(self, params: TideParams, reply: Reply) -> None:
+        await self._tell(params.soul, Tide(sorted(set(params.close))), reply)
 
     async def _ledger(self, params: LedgerParams, reply: Reply) -> None:
         if not 1 <= params.limit <= 10_000:

@@ -12,6 +12,7 @@ import msgspec
 
 from souls.collision.lightning import LightningConfig
 from souls.collision.presentation_gate import GateConfig
+from souls.collision.tide import TideConfig
 from souls.intake.attention_gate import AttentionConfig
 from souls.intake.hygiene_gate import HygieneConfig
 from souls.intake.surprise import SurpriseConfig
@@ -121,6 +122,7 @@ class SoulConfig(_Section, frozen=True):
     schedule: ScheduleOverrides = msgspec.field(default_factory=ScheduleOverrides)
     lightning: LightningConfig = msgspec.field(default_factory=LightningConfig)
     gate: GateConfig = msgspec.field(default_factory=GateConfig)
+    tide: TideConfig = msgspec.field(default_factory=TideConfig)
     knowledge: KnowledgeConfig = msgspec.field(default_factory=KnowledgeConfig)
     answer: AnswerConfig = msgspec.field(default_factory=AnswerConfig)
     potential: PotentialConfig = msgspec.field(default_factory=PotentialConfig)

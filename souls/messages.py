@@ -190,12 +190,14 @@ class Cards(msgspec.Struct, frozen=True, tag="cards"):
 
 
 class Lightning(msgspec.Struct, frozen=True, tag="lightning"):
-    """Draw cards, judge the collision with ``topic``, record it. Reply: ``Collision``."""
+    """Draw cards, judge the collision with ``topic``, record it; ``as_of``: reproduce
+    that recorded draw (its topic, seed, n, exclusions and weights). Reply: ``Collision``."""
 
     topic: str = ""
     seed: int | None = None
     n: int | None = None
     exclude: list[str] = msgspec.field(default_factory=list)
+    as_of: int | None = None
 
 
 class Judge(msgspec.Struct, frozen=True, tag="judge"):
@@ -208,7 +210,10 @@ class Judge(msgspec.Struct, frozen=True, tag="judge"):
 
 
 class Tide(msgspec.Struct, frozen=True, tag="tide"):
-    """The weekly reconciliation report, written to tide/ too. Reply: ``TideReport``."""
+    """The weekly reconciliation report, written to tide/ too, after closing the questions
+    its closure proposals name on the cards ``close`` lists. Reply: ``TideReport``."""
+
+    close: list[int] = msgspec.field(default_factory=list)
 
 
 class StatusPage(msgspec.Struct, frozen=True, tag="status_page"):

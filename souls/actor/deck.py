@@ -1,9 +1,11 @@
 """The deck: a soul's cards and the collisions drawn from them, as its actor serves them.
 
-Cards come from a reflect that changed the summary (:meth:`Deck.crystallise`) and from
-the user (:meth:`Deck.add`, :meth:`Deck.note`). Lightning draws collide them with a
-topic (:meth:`Deck.lightning`; on a stored session start too, when ``[lightning]
-on_session_start``); the user judges what was presented (:meth:`Deck.verdict`); the
+Cards come from a reflect that changed the summary (:meth:`Deck.crystallise`: what that
+reflect concluded and no earlier card says) and from the user (:meth:`Deck.add`,
+:meth:`Deck.note`). Lightning draws collide them with a topic (:meth:`Deck.lightning`;
+on a stored session start too, when ``[lightning] on_session_start``; ``as_of``
+reproduces a recorded draw); the user judges what was presented (:meth:`Deck.verdict`)
+and applies the tide's closure proposals (:meth:`Deck.tide` with ``close``); the
 ledger, the tide and the status page report on it all. The mechanics live in
 :mod:`souls.collision.cards`, :mod:`souls.collision.collider`, :mod:`souls.collision.tide` and
 :mod:`souls.collision.status_page`; the deck joins them to the clock, the soul's folder and its
@@ -29,11 +31,12 @@ import structlog
 from souls.actor.clock import Clock
 from souls.actor.cognition import Emit, Mind
 from souls.actor.ingest import Outcome
-from souls.collision.cards import Card, CardStore, cited, crystallise
+from souls.collision.cards import Card, CardStore
 from souls.collision.collider import Collider, Collision, pool_card
+from souls.collision.crystal import CardConfig, Counts, crystallise, terms
 from souls.collision.lightning import weight
 from souls.collision.status_page import render_status_page
-from souls.collision.tide import TideReport, tide
+from souls.collision.tide import TideReport, closures, tide
 from souls.config import SoulConfig
 from souls.events import EventIn
 from souls.messages import CardAdd, Lightning
@@ -73,19 +76,45 @@ class Deck:
         self._log = structlog.get_logger("soupd.soul")
 
     async def crystallise(self, summary: str) -> None:
-        """Turn a new summary's conclusions into a card (none if it has none)."""
-        conclusions, questions, tags = crystallise(summary)
-        if conclusions:
+        """Turn what a new summary concluded into a card (none if it concluded nothing
+        that the summary before it and the earlier cards did not already say)."""
+        rows = list(
+            await self._store.db.execute_fetchall(
+                "SELECT text FROM summaries WHERE layer = 'consolidated'"
+                " ORDER BY id DESC LIMIT 1 OFFSET 1"
+            )
+        )
+        previous = rows[0][0] if rows else ""
+        rarity = await self._rarity(terms(summary))
+        known, people = await self._cards.line_keys(), await self._collider.people()
+        draft = crystallise(summary, previous, known, rarity, CardConfig(), people)
+        if draft.conclusions:
             card = await self._cards.add(
                 title="",
-                conclusions=conclusions,
-                questions=questions,
-                tags=tags,
+                conclusions=draft.conclusions,
+                questions=draft.questions,
+                tags=draft.tags,
                 source="reflect",
-                memories=cited(summary),
+                memories=draft.memories,
                 now=self._clock.now(),
             )
             self._emit("card", {"number": card.number, "title": card.title})
+
+    async def _rarity(self, wanted: set[str]) -> Counts:
+        """How many visible memories hold each of ``wanted``, and how many there are
+        (the index's own text column: a memory's neighbouring turns are not its text)."""
+        db = self._store.db
+        frequencies: dict[str, int] = {}
+        ordered = sorted(wanted)
+        for start in range(0, len(ordered), 500):  # SQLite's bound on parameters
+            chunk = ordered[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = await db.execute_fetchall(
+                f"SELECT term, doc FROM memory_vocab WHERE term IN ({marks})", chunk
+            )
+            frequencies.update({term: int(n) for term, n in rows})
+        (documents,) = list(await db.execute_fetchall("SELECT count(*) FROM memory_fts"))
+        return Counts(int(documents[0]), frequencies)
 
     async def add(self, add: CardAdd) -> Card:
         """A card from the user: a protein (``synthesis``) when it has members."""
@@ -128,15 +157,19 @@ class Deck:
                     self._log.info("soul.session_draw_skipped", reason=error.message)
 
     async def lightning(self, request: Lightning, changes: Changes) -> Collision:
-        collision = await self._collider.collide(
-            request.topic,
-            self._clock.now(),
-            self._config.lightning,
-            self._mind.judge(),
-            seed=request.seed,
-            n=request.n,
-            exclude=request.exclude,
-        )
+        try:
+            collision = await self._collider.collide(
+                request.topic,
+                self._clock.now(),
+                self._config.lightning,
+                self._mind.judge(),
+                seed=request.seed,
+                n=request.n,
+                exclude=request.exclude,
+                as_of=request.as_of,
+            )
+        except ValueError as exc:
+            raise InvalidParams(f"cannot draw: {exc}") from None
         self._log.info(
             "soul.lightning",
             draw=collision.draw,
@@ -173,9 +206,28 @@ class Deck:
             "silence_rate": await self._collider.silence_rate(),
         }
 
-    async def tide(self) -> TideReport:
+    async def tide(self, close: Sequence[int] = ()) -> TideReport:
+        """The tide, after closing the questions its closure proposals name on the cards
+        ``close`` lists (the user's act; InvalidParams for a card with no proposal)."""
         now = self._clock.now()
-        report = await tide(self._store, now, self._config.hebbian.association_threshold)
+        if close:
+            cards = await self._cards.all()
+            people = await self._collider.people()
+            proposals = await anyio.to_thread.run_sync(closures, cards, self._config.tide, people)
+            proposed = {p.card for p in proposals}
+            unknown = sorted(set(close) - proposed)
+            if unknown:
+                listed = ", ".join(str(n) for n in sorted(proposed)) or "none"
+                raise InvalidParams(
+                    f"card {unknown[0]} has no closure proposal (proposed: {listed}); "
+                    "see `soupd tide`"
+                )
+            for proposal in proposals:
+                if proposal.card in close:
+                    await self._cards.close(
+                        proposal.card, proposal.question, proposal.answered_by, proposal.line, now
+                    )
+        report = await self._report(now)
         folder = anyio.Path(self._root / "tide")
         await folder.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d")
@@ -184,6 +236,11 @@ class Deck:
         self._emit("tide", {"complete": report.complete, "file": f"tide/{stamp}.md"})
         return report
 
+    async def _report(self, now: float) -> TideReport:
+        cards, people = await self._cards.all(), await self._collider.people()
+        threshold = self._config.hebbian.association_threshold
+        return await tide(self._store, cards, now, self._config.tide, threshold, people)
+
     async def status_page(self, stamp: str) -> str:
         """The static HTML status page; ``stamp`` (default: now) is the time it shows."""
         cards = await self._cards.all()
@@ -191,7 +248,7 @@ class Deck:
         weights = {
             card.number: weight(pool_card(card), now, self._config.lightning) for card in cards
         }
-        report = await tide(self._store, now, self._config.hebbian.association_threshold)
+        report = await self._report(now)
         draws = await self._collider.ledger(10_000)
         mix = await self._collider.verdict_mix()
         when = stamp or dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

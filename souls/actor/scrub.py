@@ -66,6 +66,8 @@ async def scrub_logs(
         if reasons_hit:
             for row in rows:
                 row["reason"] = FORGOTTEN
+                for line in row.get("lines", ()):
+                    line["text"] = FORGOTTEN  # the card lines a verdict rests on
         await db.execute(
             "UPDATE draws SET topic = ?, verdicts = ? WHERE id = ?",
             (FORGOTTEN if topic_hit else topic, json.dumps(rows), draw),

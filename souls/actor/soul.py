@@ -441,8 +441,8 @@ class Soul:
                     await self._commit_changes()
                     # The weekly tide comes with the weekly summary.
                     await self._require_deck().tide()
-                case Tide():
-                    result = await self._require_deck().tide()
+                case Tide(close=close):
+                    result = await self._require_deck().tide(close)
                 case StatusPage(stamp=stamp):
                     result = {"html": await self._require_deck().status_page(stamp)}
                 case Decay(now=now):

@@ -1,7 +1,9 @@
 """Collision memory (primordial-soup, DESIGN §3.8): old conclusions against today's topic.
 
-Cards (:mod:`~souls.collision.cards`) are one reflect's or conversation's conclusions;
-lightning (:mod:`~souls.collision.lightning`) draws some of them by weight; the
+Cards (:mod:`~souls.collision.cards`) are one reflect's or conversation's conclusions,
+crystallised from a reflect by :mod:`~souls.collision.crystal`; every part reads a card
+line the same way (:mod:`~souls.collision.lines`: content terms, negated clauses,
+questions); lightning (:mod:`~souls.collision.lightning`) draws some of them by weight; the
 presentation gate (:mod:`~souls.collision.presentation_gate`) shows a draw only when it
 brings an increment, judged by :mod:`~souls.collision.judge` (the built-in gate or a chat
 model); :mod:`~souls.collision.collider` records every draw, shown or silenced. The weekly
@@ -15,4 +17,13 @@ independent) or the actor.
 """
 
 # The modules other rooms may import; the rest are this room's own.
-__all__ = ["cards", "collider", "judge", "lightning", "presentation_gate", "status_page", "tide"]
+__all__ = [
+    "cards",
+    "collider",
+    "crystal",
+    "judge",
+    "lightning",
+    "presentation_gate",
+    "status_page",
+    "tide",
+]

@@ -9,27 +9,26 @@ points (tags), and the events it came from. Invariants:
 * Each card is also a Markdown file ``cards/NNNN.md`` in the soul's brain, readable
   without soupd; :meth:`CardStore.check` says where the folder and the database differ.
 * A protein is a card that synthesises others (its members); it joins the pool.
+* A question is closed by the user (a tide's closure proposal, :meth:`CardStore.close`):
+  recorded with the card line that answered it and noted on the card; a card with no
+  open question left is closed (it draws at ``zeig_closed``).
+
+What a reflect's card says is :mod:`souls.collision.crystal`'s business.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 import msgspec
 
+from souls.collision.lines import key
 from souls.store.store import Store
-from souls.text.tokenize import query_terms
 
-__all__ = ["Card", "CardStore", "cited", "crystallise", "render"]
-
-_CITATION = re.compile(r"\s*\[m\d+(?:,\s*m\d+)*\]")
-_COUNT = re.compile(r"\s*\(\u00d7\d+\)")
-_TAGS = 4
+__all__ = ["Card", "CardStore", "render"]
 
 
 class Card(msgspec.Struct, frozen=True):
@@ -45,12 +44,25 @@ class Card(msgspec.Struct, frozen=True):
     members: list[int]
     strong_approvals: int = 0
     last_touched: float = 0.0
+    # The questions (numbered from 1) the user closed.
+    closed: list[int] = msgspec.field(default_factory=list)
+    # When its conclusions were reached: the latest of the events it came from (the
+    # conversation's time, which an import may date long before ``created``).
+    reached: float = 0.0
+
+    @property
+    def open_questions(self) -> list[tuple[int, str]]:
+        """The questions not closed yet, with their numbers."""
+        return [(i, q) for i, q in enumerate(self.questions, 1) if i not in self.closed]
 
 
 class CardStore:
     def __init__(self, store: Store, folder: Path) -> None:
         self._store = store
         self._folder = folder
+        # The keys of every conclusion and question on a card (``lines.key``), made on
+        # first use and kept current by ``add``: what a new card may not say again.
+        self._keys: set[str] | None = None
 
     async def add(
         self,
@@ -105,10 +117,54 @@ class CardStore:
                     " SELECT ?, event_id FROM memories WHERE id = ? AND event_id IS NOT NULL",
                     [(number, m) for m in memories],
                 )
+        if self._keys is not None:
+            self._keys.update(key(text) for kind, text in lines if kind != "tag")
         card = await self.get(number)
         assert card is not None
         await self._write(card)
         return card
+
+    async def line_keys(self) -> set[str]:
+        """The keys of every conclusion and open question any card holds."""
+        if self._keys is None:
+            rows = await self._store.db.execute_fetchall(
+                "SELECT text FROM card_lines WHERE kind IN ('conclusion', 'question')"
+            )
+            self._keys = {key(text) for (text,) in rows}
+        return self._keys
+
+    async def close(
+        self, number: int, question: int, answered_by: int, line: int, now: float
+    ) -> Card:
+        """Close question ``question`` of card ``number``: card ``answered_by``'s
+        conclusion ``line`` answered it. Noted on the card; nothing it said changes."""
+        card, answer = await self.get(number), await self.get(answered_by)
+        if card is None or answer is None:
+            missing = number if card is None else answered_by
+            raise ValueError(f"no card numbered {missing}; list them with `soupd cards`")
+        if not 1 <= question <= len(card.questions) or question in card.closed:
+            raise ValueError(f"card {number} has no open question {question}")
+        if not 1 <= line <= len(answer.conclusions):
+            raise ValueError(f"card {answered_by} has no conclusion line {line}")
+        # The answer is named, not quoted: forgetting its events redacts it in one place.
+        text = f"closed question {question}: answered by card {answered_by:04d} line {line}"
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as db:
+                await db.execute(
+                    "INSERT INTO card_closures (card, question, answered_by, line, created)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (number, question, answered_by, line, now),
+                )
+                await db.execute(
+                    "INSERT INTO card_lines (card, position, kind, text, created)"
+                    " SELECT ?, coalesce(max(position), -1) + 1, 'note', ?, ?"
+                    " FROM card_lines WHERE card = ?",
+                    (number, text, now, number),
+                )
+        closed = await self.get(number)
+        assert closed is not None
+        await self._write(closed)
+        return closed
 
     async def note(self, number: int, text: str, now: float) -> Card:
         """Append a note to a card; nothing it said before changes."""
@@ -139,6 +195,7 @@ class CardStore:
 
     async def rewrite(self, numbers: Sequence[int]) -> None:
         """Write these cards' files again from the database (after a redaction)."""
+        self._keys = None  # redacted lines changed their text
         for number in numbers:
             card = await self.get(number)
             if card is not None:
@@ -168,35 +225,55 @@ class CardStore:
         return problems
 
     async def _load(self, number: int | None) -> list[Card]:
-        where, params = ("WHERE number = ?", (number,)) if number is not None else ("", ())
+        # One query per table whatever the number of cards: all() runs at every draw.
+        one = number is not None
+        params = (number,) if one else ()
         db = self._store.db
         heads = await db.execute_fetchall(
             "SELECT number, kind, title, source, created, strong_approvals, last_touched"
-            " FROM cards"
-            f" {where} ORDER BY number",
+            f" FROM cards{' WHERE number = ?' if one else ''} ORDER BY number",
             params,
         )
+        if not heads:
+            return []
+        lines: dict[int, dict[str, list[str]]] = {}
+        for card, kind, text in await db.execute_fetchall(
+            f"SELECT card, kind, text FROM card_lines{' WHERE card = ?' if one else ''}"
+            " ORDER BY card, position",
+            params,
+        ):
+            lines.setdefault(card, {}).setdefault(kind, []).append(text)
+        members: dict[int, list[int]] = {}
+        for protein, member in await db.execute_fetchall(
+            "SELECT protein, member FROM card_members"
+            f"{' WHERE protein = ?' if one else ''} ORDER BY protein, member",
+            params,
+        ):
+            members.setdefault(protein, []).append(member)
+        closed: dict[int, list[int]] = {}
+        for card, question in await db.execute_fetchall(
+            f"SELECT card, question FROM card_closures{' WHERE card = ?' if one else ''}"
+            " ORDER BY card, question",
+            params,
+        ):
+            closed.setdefault(card, []).append(question)
+        reached: dict[int, float] = {
+            card: ts
+            for card, ts in await db.execute_fetchall(
+                "SELECT s.card, max(e.ts) FROM card_sources AS s JOIN events AS e"
+                f" ON e.id = s.event_id{' WHERE s.card = ?' if one else ''} GROUP BY s.card",
+                params,
+            )
+        }
         cards = []
         for num, kind, title, source, created, approvals, touched in heads:
-            lines = await db.execute_fetchall(
-                "SELECT kind, text FROM card_lines WHERE card = ? ORDER BY position", (num,)
-            )
-            members = await db.execute_fetchall(
-                "SELECT member FROM card_members WHERE protein = ? ORDER BY member", (num,)
-            )
-            by_kind: dict[str, list[str]] = {
-                "conclusion": [],
-                "question": [],
-                "tag": [],
-                "note": [],
-            }
-            for line_kind, text in lines:
-                by_kind[line_kind].append(text)
+            by_kind = lines.get(num, {})
             cards.append(
                 Card(
-                    num, kind, title, source, created, by_kind["conclusion"], by_kind["question"],
-                    by_kind["tag"], by_kind["note"], [m for (m,) in members], approvals,
-                    touched,
+                    num, kind, title, source, created, by_kind.get("conclusion", []),
+                    by_kind.get("question", []), by_kind.get("tag", []),
+                    by_kind.get("note", []), members.get(num, []), approvals, touched,
+                    closed.get(num, []), reached.get(num, created),
                 )
             )  # fmt: skip
         return cards
@@ -225,36 +302,3 @@ def render(card: Card) -> str:
     if card.notes:
         out += ["## Notes", *(f"- {n}" for n in card.notes), ""]
     return "\n".join(out)
-
-
-def cited(summary: str) -> list[int]:
-    """The memory ids a summary cites."""
-    return sorted({int(n) for n in re.findall(r"m(\d+)", " ".join(_CITED.findall(summary)))})
-
-
-_CITED = re.compile(r"\[m\d+(?:,\s*m\d+)*\]")
-
-
-def crystallise(summary: str) -> tuple[list[str], list[str], list[str]]:
-    """A reflect's conclusions, open questions and tags, read from its summary text.
-
-    Lines under a question heading are questions; every other listed line is a
-    conclusion. Citations and repeat counts are dropped. Tags are the content terms
-    most of the lines share.
-    """
-    conclusions: list[str] = []
-    questions: list[str] = []
-    asking = False
-    for raw in summary.splitlines():
-        line = raw.strip()
-        if line.startswith("#"):
-            asking = "question" in line.lower()
-            continue
-        if not line.startswith(("-", "*")):
-            continue
-        text = _COUNT.sub("", _CITATION.sub("", line.lstrip("-* "))).strip()
-        if text:
-            (questions if asking else conclusions).append(text)
-    counts = Counter(t for text in conclusions + questions for t in set(query_terms(text)))
-    tags = [t for t, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n > 1]
-    return conclusions, questions, tags[:_TAGS]

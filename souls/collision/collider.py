@@ -1,29 +1,46 @@
 """A collision: draw cards by lightning, judge them against today's topic, record it.
 
-Every draw goes into the ledger — silenced ones too — with its seed (so it can be
-reproduced), its cards, the topic, each gate verdict with its reason, and whether it
-was presented. Only a collision that passes the gate is presented; a silent one leaves
-nothing but its ledger row.
+Every draw goes into the ledger — silenced ones too — with its cards, the topic, each
+gate verdict with its reason and the card lines it rests on, and whether it was
+presented. Only a collision that passes the gate is presented; a silent one leaves
+nothing but its ledger row. An increment is shown once: a verdict resting on the same
+criterion and card lines as an earlier presentation is no increment any more.
+
+A ledger row alone reproduces its draw: it holds the seed, the number of cards asked
+for, the exclusions and every candidate's weight, so ``as_of`` (``soupd lightning SOUL
+--as-of N``) draws the same cards again whatever verdicts, closures or weeks changed
+the weights since. A reproduction is recorded too (``replay_of``), but the silence
+rate counts each collision once.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import anyio
 import msgspec
 
 from souls.collision.cards import Card, CardStore
 from souls.collision.judge import Judge
-from souls.collision.lightning import LightningConfig, PoolCard, draw
-from souls.collision.presentation_gate import GateCard
+from souls.collision.lightning import Draw, LightningConfig, PoolCard, draw, redraw
+from souls.collision.lines import read
+from souls.collision.presentation_gate import GateCard, Verdict
 from souls.store.store import Store
 
-__all__ = ["VERDICTS", "Collider", "Collision", "VerdictRow", "pool_card"]
+__all__ = ["VERDICTS", "Collider", "Collision", "LineRow", "VerdictRow", "pool_card"]
 
 VERDICTS = ("strong", "approve", "neutral", "oppose")
+
+
+class LineRow(msgspec.Struct, frozen=True):
+    """A card line a gate verdict rests on."""
+
+    card: int
+    kind: str  # line (a conclusion) | question (an open question)
+    number: int  # from 1
+    text: str
 
 
 class VerdictRow(msgspec.Struct, frozen=True):
@@ -31,6 +48,7 @@ class VerdictRow(msgspec.Struct, frozen=True):
     passed: bool
     reason: str
     evidence: list[int]
+    lines: list[LineRow] = msgspec.field(default_factory=list)  # what meets it, if passed
 
 
 class Collision(msgspec.Struct, frozen=True):
@@ -46,6 +64,11 @@ class Collision(msgspec.Struct, frozen=True):
     created: float
     spark: str = ""  # what the context shows when presented
     judge: str = "builtin"  # who judged it: builtin | llm
+    n: int | None = None  # cards asked for (None: recorded before 0012)
+    exclude: list[str] = msgspec.field(default_factory=list)
+    replay_of: int | None = None  # the draw this one reproduces
+    # The drawn cards' weights as drawn (every candidate's is in the ledger's row).
+    weights: dict[int, float] = msgspec.field(default_factory=dict)
 
 
 class Collider:
@@ -64,32 +87,50 @@ class Collider:
         seed: int | None = None,
         n: int | None = None,
         exclude: Sequence[str] = (),
+        as_of: int | None = None,
     ) -> Collision:
+        """Draw, judge and record. ``as_of``: reproduce that ledger row's draw (its
+        topic, seed, size, exclusions and weights); ``seed``, ``n`` and ``exclude``
+        may not be given with it (ValueError)."""
         cards = {card.number: card for card in await self._cards.all()}
         pool = [pool_card(card) for card in cards.values()]
-        drawn = draw(pool, now, lightning, seed=seed, exclude=exclude, n=n)
+        size = lightning.n if n is None else n
+        if as_of is None:
+            drawn = draw(pool, now, lightning, seed=seed, exclude=exclude, n=size)
+        else:
+            if seed is not None or n is not None or exclude:
+                raise ValueError("as_of reproduces a draw as recorded: give no seed, n or exclude")
+            topic, size, exclude, drawn = await self._redraw(as_of, topic, pool)
         picked = [cards[number] for number in drawn.cards]
-        judgement = await judge(topic, [_gate_card(card) for card in picked])
-        result = judgement.result
-        verdicts = [
-            VerdictRow(v.criterion, v.passed, v.reason, list(v.evidence)) for v in result.verdicts
-        ]
-        spark = _spark(result.criterion, picked, verdicts) if result.passed else ""
+        points = _points(cards.values())
+        gated = [_gate_card(card, points) for card in picked]
+        judgement = await judge(topic, gated, await self.people())
+        shown = await self._shown(before=as_of)
+        verdicts = [_fresh(v, shown) for v in judgement.result.verdicts]
+        criterion = next((v.criterion for v in verdicts if v.passed), None)
+        passed = criterion is not None
+        spark = _spark(criterion, verdicts) if passed else ""
+        weights = {str(number): w for number, w in drawn.weights.items()}
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as db:
                 cursor = await db.execute(
                     "INSERT INTO draws (seed, topic, cards, wildcard, presented, criterion,"
-                    " verdicts, created, judge) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " verdicts, created, judge, n, exclude, weights, replay_of)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         drawn.seed,
                         topic,
                         json.dumps(drawn.cards),
                         drawn.wildcard,
-                        int(result.passed),
-                        result.criterion,
+                        int(passed),
+                        criterion,
                         msgspec.json.encode(verdicts).decode(),
                         now,
                         judgement.judge,
+                        size,
+                        json.dumps(list(exclude)),
+                        json.dumps(weights),
+                        as_of,
                     ),
                 )
         assert cursor.lastrowid is not None
@@ -99,14 +140,64 @@ class Collider:
             topic=topic,
             cards=drawn.cards,
             wildcard=drawn.wildcard,
-            presented=result.passed,
-            criterion=result.criterion,
+            presented=passed,
+            criterion=criterion,
             verdicts=verdicts,
-            reproduce=_reproduce(self._name, topic, drawn.seed, len(drawn.cards), exclude),
+            reproduce=_reproduce(self._name, cursor.lastrowid),
             created=now,
             spark=spark,
             judge=judgement.judge,
+            n=size,
+            exclude=list(exclude),
+            replay_of=as_of,
+            weights={number: drawn.weights[number] for number in drawn.cards},
         )
+
+    async def _shown(self, before: int | None) -> dict[tuple[object, ...], int]:
+        """What earlier presentations showed, each with the draw that first did: the
+        criterion and the card lines it rested on (of the draws before ``before``, when a
+        draw is reproduced as it was)."""
+        rows = await self._store.db.execute_fetchall(
+            "SELECT id, verdicts FROM draws WHERE presented = 1 AND id < ? ORDER BY id",
+            (before if before is not None else 2**63 - 1,),
+        )
+        shown: dict[tuple[object, ...], int] = {}
+        for number, recorded in rows:
+            for v in msgspec.json.decode(recorded, type=list[VerdictRow]):
+                if v.passed and v.lines:
+                    shown.setdefault(_shows(v), number)
+        return shown
+
+    async def _redraw(
+        self, number: int, topic: str, pool: list[PoolCard]
+    ) -> tuple[str, int, list[str], Draw]:
+        """Draw ``number`` again from its ledger row: (topic, n, exclude, draw)."""
+        rows = list(
+            await self._store.db.execute_fetchall(
+                "SELECT topic, seed, n, exclude, weights, cards FROM draws WHERE id = ?",
+                (number,),
+            )
+        )
+        if not rows:
+            raise ValueError(f"no draw {number}; see `soupd ledger`")
+        recorded, seed, size, exclude, weights, cards = rows[0]
+        if weights is None or size is None:
+            raise ValueError(
+                f"draw {number} was recorded before draws kept their weights; "
+                f"--seed {seed} --n {len(json.loads(cards))} draws the same cards only while "
+                "no weight has changed since"
+            )
+        if topic and topic != recorded:
+            raise ValueError(f"draw {number} was drawn against {recorded!r}; give no topic")
+        drawn = redraw(pool, {int(k): float(w) for k, w in json.loads(weights).items()}, seed, size)
+        if drawn.cards != json.loads(cards):  # cannot happen: proteins never change members
+            raise ValueError(f"draw {number} cannot be reproduced: its pool changed shape")
+        return recorded, size, list(json.loads(exclude)), drawn
+
+    async def people(self) -> frozenset[str]:
+        """The terms of the names of everyone the soul heard from ("Maria": maria):
+        what a collision, a card's tags and a closure never count as a subject."""
+        return frozenset(t for name in await self._store.speakers() for t in read(name).terms)
 
     async def verdict(
         self, draw: int, card: int, verdict: str, line: int | None, now: float
@@ -167,7 +258,7 @@ class Collider:
     async def ledger(self, limit: int) -> list[Collision]:
         rows = await self._store.db.execute_fetchall(
             "SELECT id, seed, topic, cards, wildcard, presented, criterion, verdicts, created,"
-            " judge FROM draws ORDER BY id DESC LIMIT ?",
+            " judge, n, exclude, replay_of, weights FROM draws ORDER BY id DESC LIMIT ?",
             (limit,),
         )
         return [
@@ -180,9 +271,13 @@ class Collider:
                 presented=bool(row[5]),
                 criterion=row[6],
                 verdicts=msgspec.json.decode(row[7], type=list[VerdictRow]),
-                reproduce=_reproduce(self._name, row[2], row[1], len(json.loads(row[3])), ()),
+                reproduce=_reproduce(self._name, row[0]),
                 created=row[8],
                 judge=row[9],
+                n=row[10],
+                exclude=json.loads(row[11]),
+                replay_of=row[12],
+                weights=_drawn_weights(json.loads(row[3]), row[13]),
             )
             for row in rows
         ]
@@ -196,8 +291,11 @@ class Collider:
         return {verdict: counts.get(verdict, 0) for verdict in VERDICTS}
 
     async def silence_rate(self) -> float | None:
+        """Share of collisions silenced (a reproduction is no new collision)."""
         rows = list(
-            await self._store.db.execute_fetchall("SELECT count(*), sum(1 - presented) FROM draws")
+            await self._store.db.execute_fetchall(
+                "SELECT count(*), sum(1 - presented) FROM draws WHERE replay_of IS NULL"
+            )
         )
         total, silent = rows[0]
         return None if not total else round(silent / total, 4)
@@ -210,31 +308,78 @@ def pool_card(card: Card) -> PoolCard:
         number=card.number,
         path=f"{card.source}/{month}/{card.number:04d}",
         strong_approvals=card.strong_approvals,
-        closed=not card.questions,
+        closed=not card.open_questions,
         last_touched=card.last_touched,
         members=frozenset(card.members),
     )
 
 
-def _gate_card(card: Card) -> GateCard:
+def _points(cards: Iterable[Card]) -> dict[frozenset[str], str]:
+    """The deck's connection points: every card's tags, as terms, with their label."""
+    points: dict[frozenset[str], str] = {}
+    for card in cards:
+        for tag in card.tags:
+            terms = read(tag).terms
+            if terms:
+                points.setdefault(terms, tag)
+    return points
+
+
+def _gate_card(card: Card, points: dict[frozenset[str], str]) -> GateCard:
+    """The card as the gate judges it: its open questions only, and as connection points
+    its tags and every other tag of the deck that one of its conclusions names."""
+    said = frozenset().union(*(read(line).terms for line in card.conclusions))
+    own = {read(tag).terms for tag in card.tags}
+    named = [label for terms, label in points.items() if terms <= said and terms not in own]
     return GateCard(
         card.number,
         tuple(card.conclusions),
-        tuple(card.questions),
-        tuple(card.tags),
-        card.created,
+        tuple(question for _, question in card.open_questions),
+        (*card.tags, *named),
+        card.reached,
+        tuple(number for number, _ in card.open_questions),
     )
 
 
-def _spark(criterion: str | None, cards: list[Card], verdicts: list[VerdictRow]) -> str:
-    reason = next((v.reason for v in verdicts if v.passed), "")
-    lines = [f"({criterion}) {reason}"]
-    for card in cards:
-        lines.append(f"- card {card.number:04d}: " + "; ".join(card.conclusions[:2]))
+def _shows(verdict: VerdictRow) -> tuple[object, ...]:
+    """What a passed verdict shows: its criterion and the card lines it rests on."""
+    lines = sorted((line.card, line.kind, line.number) for line in verdict.lines)
+    return (verdict.criterion, *lines)
+
+
+def _fresh(verdict: Verdict, shown: dict[tuple[object, ...], int]) -> VerdictRow:
+    """The verdict as the ledger records it; an increment shown before is none now."""
+    row = VerdictRow(
+        verdict.criterion,
+        verdict.passed,
+        verdict.reason,
+        list(verdict.evidence),
+        [LineRow(c.card, c.kind, c.number, c.text) for c in verdict.lines],
+    )
+    earlier = shown.get(_shows(row)) if row.passed and row.lines else None
+    if earlier is None:
+        return row
+    body = row.reason.split(": ", 1)[-1]
+    reason = f"fails (already presented in draw {earlier}): {body}"
+    return msgspec.structs.replace(row, passed=False, reason=reason, lines=[])
+
+
+def _spark(criterion: str | None, verdicts: list[VerdictRow]) -> str:
+    """What the context shows: the criterion, why it passed, and the lines that meet it."""
+    passed = next((v for v in verdicts if v.passed), None)
+    if passed is None:
+        return ""
+    lines = [f"({criterion}) {passed.reason}"]
+    for cited in passed.lines:
+        what = "open question" if cited.kind == "question" else "line"
+        lines.append(f"- card {cited.card:04d} {what} {cited.number}: {cited.text}")
     return "\n".join(lines)
 
 
-def _reproduce(soul: str, topic: str, seed: int, n: int, exclude: Sequence[str]) -> str:
-    parts = ["soupd", "lightning", soul, json.dumps(topic), "--seed", str(seed), "--n", str(n)]
-    parts += [arg for pattern in exclude for arg in ("--exclude", json.dumps(pattern))]
-    return " ".join(parts)
+def _drawn_weights(cards: list[int], recorded: str | None) -> dict[int, float]:
+    weights: dict[str, float] = json.loads(recorded) if recorded else {}
+    return {card: weights[str(card)] for card in cards if str(card) in weights}
+
+
+def _reproduce(soul: str, draw: int) -> str:
+    return f"soupd lightning {soul} --as-of {draw}"

@@ -7,7 +7,9 @@ When the soul has an LLM (``[gate] judge = "auto"`` with ``[llm] base_url`` set,
 ``judge = "llm"``), :class:`LLMJudge` asks the model instead and checks its answer:
 
 * each of the four criteria answered exactly once, with a reason;
-* evidence only among the drawn cards, and a passed criterion must name some;
+* evidence only among the drawn cards, and a passed criterion must name some, and the
+  card lines that meet it (a conclusion ``line`` or an open ``question``, by the
+  numbers the prompt shows);
 * nothing else in the answer matters (extra keys are ignored).
 
 An answer that fails a check, an unreachable model, or an empty answer means the
@@ -28,6 +30,7 @@ import structlog
 
 from souls.collision.presentation_gate import (
     ORDER,
+    Cited,
     GateCard,
     GateConfig,
     GateResult,
@@ -47,7 +50,12 @@ class Judgement(msgspec.Struct, frozen=True):
 
 
 class Judge(Protocol):
-    async def __call__(self, topic: str, cards: Sequence[GateCard]) -> Judgement: ...
+    async def __call__(
+        self, topic: str, cards: Sequence[GateCard], participants: frozenset[str] = frozenset()
+    ) -> Judgement:
+        """The verdicts on ``cards`` thrown at ``topic``; ``participants``: the terms of
+        the names of the people talking, no subject of anything."""
+        ...
 
 
 class BuiltinJudge:
@@ -56,8 +64,16 @@ class BuiltinJudge:
     def __init__(self, config: GateConfig) -> None:
         self._config = config
 
-    async def __call__(self, topic: str, cards: Sequence[GateCard]) -> Judgement:
-        return Judgement(judge(topic, cards, self._config), "builtin")
+    async def __call__(
+        self, topic: str, cards: Sequence[GateCard], participants: frozenset[str] = frozenset()
+    ) -> Judgement:
+        return Judgement(judge(topic, cards, self._config, participants), "builtin")
+
+
+class _Ref(msgspec.Struct):
+    card: int
+    line: int | None = None  # a conclusion, numbered as in the prompt
+    question: int | None = None  # or an open question
 
 
 class _Answer(msgspec.Struct):
@@ -65,6 +81,7 @@ class _Answer(msgspec.Struct):
     passed: bool
     reason: str
     evidence: list[int] = msgspec.field(default_factory=list)
+    lines: list[_Ref] = msgspec.field(default_factory=list)
 
 
 class _Answers(msgspec.Struct):
@@ -79,9 +96,11 @@ increment; otherwise it must stay silent. Judge each criterion:
 - counterexample: two cards' conclusions are in tension (one contradicts the other);
 - changes_conclusion: the topic changes a card's conclusion (new facts, other numbers);
 - new_direction: distant cards linked by a connection point open a new line of inquiry.
-Be strict: a loose association is not an increment. Answer with JSON only: \
-{"verdicts": [{"criterion": "...", "passed": true|false, "reason": "one sentence naming \
-the cards and lines", "evidence": [card numbers]}]} with all four criteria."""
+Be strict: silence is the normal outcome. Shared small talk, a question answering a \
+question, or a negation about something else is not an increment. Answer with JSON \
+only: {"verdicts": [{"criterion": "...", "passed": true|false, "reason": "one sentence \
+naming the cards and lines", "evidence": [card numbers], "lines": [{"card": N, "line": \
+N} or {"card": N, "question": N}: the lines that meet it]}]} with all four criteria."""
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 _MAX_LINE = 300
@@ -95,11 +114,13 @@ class LLMJudge:
         self._fallback = fallback
         self._log = structlog.get_logger("soupd.gate")
 
-    async def __call__(self, topic: str, cards: Sequence[GateCard]) -> Judgement:
+    async def __call__(
+        self, topic: str, cards: Sequence[GateCard], participants: frozenset[str] = frozenset()
+    ) -> Judgement:
         ordered = sorted(cards, key=lambda c: c.number)
         try:
             answer = await self._client.complete(_prompt(topic, ordered))
-            result = parse(answer, [c.number for c in ordered])
+            result = parse(answer, ordered)
         except LLMError as exc:
             problem = exc.message
         except ValueError as exc:
@@ -107,7 +128,7 @@ class LLMJudge:
         else:
             return Judgement(result, "llm")
         self._log.warning("gate.llm_failed", error=problem, fallback="builtin")
-        return await self._fallback(topic, cards)
+        return await self._fallback(topic, cards, participants)
 
 
 def _prompt(topic: str, cards: Sequence[GateCard]) -> list[dict[str, str]]:
@@ -115,7 +136,11 @@ def _prompt(topic: str, cards: Sequence[GateCard]) -> list[dict[str, str]]:
     for card in cards:
         lines.append(f"Card {card.number}:")
         lines += [f"  line {i}: {_short(text)}" for i, text in enumerate(card.conclusions, 1)]
-        lines += [f"  open question: {_short(text)}" for text in card.questions]
+        asked = card.asked or tuple(range(1, len(card.questions) + 1))
+        lines += [
+            f"  open question {n}: {_short(text)}"
+            for n, text in zip(asked, card.questions, strict=False)
+        ]
         if card.tags:
             lines.append(f"  connection points: {', '.join(card.tags)}")
     return [
@@ -129,8 +154,9 @@ def _short(text: str) -> str:
     return text if len(text) <= _MAX_LINE else text[: _MAX_LINE - 1] + "…"
 
 
-def parse(answer: str, drawn: Sequence[int]) -> GateResult:
-    """The model's answer as a GateResult; raises ValueError saying what is wrong."""
+def parse(answer: str, cards: Sequence[GateCard]) -> GateResult:
+    """The model's answer on the drawn ``cards`` as a GateResult; raises ValueError
+    saying what is wrong."""
     fenced = _FENCE.search(answer)
     body = fenced.group(1) if fenced else answer
     start, end = body.find("{"), body.rfind("}")
@@ -150,6 +176,7 @@ def parse(answer: str, drawn: Sequence[int]) -> GateResult:
     missing = [c for c in ORDER if c not in by_criterion]
     if missing:
         raise ValueError(f"criteria not answered: {', '.join(missing)}")
+    drawn = {card.number: card for card in cards}
     verdicts: list[Verdict] = []
     for criterion in ORDER:
         item = by_criterion[criterion]
@@ -161,9 +188,27 @@ def parse(answer: str, drawn: Sequence[int]) -> GateResult:
             raise ValueError(f"{criterion} has no reason")
         if item.passed and not item.evidence:
             raise ValueError(f"{criterion} passed without naming a card")
+        cited = tuple(_cited(ref, drawn, criterion) for ref in item.lines) if item.passed else ()
+        if item.passed and not cited:
+            raise ValueError(f"{criterion} passed without naming the lines that meet it")
         prefix = "passes (llm): " if item.passed else "fails (llm): "
         verdicts.append(
-            Verdict(criterion, item.passed, prefix + _short(reason), tuple(item.evidence))
+            Verdict(criterion, item.passed, prefix + _short(reason), tuple(item.evidence), cited)
         )
     chosen = next((v.criterion for v in verdicts if v.passed), None)
     return GateResult(chosen is not None, chosen, verdicts)
+
+
+def _cited(ref: _Ref, drawn: dict[int, GateCard], criterion: str) -> Cited:
+    """The card line ``ref`` names; ValueError when the drawn cards have no such line."""
+    card = drawn.get(ref.card)
+    if card is None:
+        raise ValueError(f"{criterion} cites a line of card {ref.card}, which was not drawn")
+    if ref.question is not None and ref.line is None:
+        asked = card.asked or tuple(range(1, len(card.questions) + 1))
+        if ref.question in asked:
+            text = card.questions[asked.index(ref.question)]
+            return Cited(card.number, "question", ref.question, text)
+    elif ref.line is not None and ref.question is None and 1 <= ref.line <= len(card.conclusions):
+        return Cited(card.number, "line", ref.line, card.conclusions[ref.line - 1])
+    raise ValueError(f"{criterion} cites a line card {ref.card} does not have")

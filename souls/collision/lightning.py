@@ -9,6 +9,9 @@ Invariants a caller may rely on:
 - Pure: no I/O, no clock (``now`` is passed in). The only randomness is a
   ``random.Random`` seeded with ``Draw.seed`` (system entropy when no seed is given), so
   the same pool, ``now``, config and seed give the same ``Draw`` whatever the pool order.
+- A draw depends on the pool only through its candidates' weights (``Draw.weights``)
+  and the protein memberships: :func:`redraw` with a draw's weights and seed gives it
+  again after verdicts, closures and weeks have changed the weights since.
 - A protein is never drawn together with one of its member cards (direct membership).
 - Every draw holds at least two cards; it holds fewer than ``n`` only when the protein
   rule leaves nothing compatible to draw. ``Draw.wildcard`` is always ``Draw.cards[-1]``.
@@ -29,7 +32,7 @@ import itertools
 import math
 import random
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -45,6 +48,7 @@ __all__ = [
     "PoolCard",
     "UnknownExclusion",
     "draw",
+    "redraw",
     "resolve_exclusions",
     "weight",
 ]
@@ -202,6 +206,26 @@ def draw(
     weights = {c.number: weight(c, now, config) for c in candidates}
     if seed is None:
         seed = secrets.randbits(63)
+    return _sample(candidates, weights, seed, size)
+
+
+def redraw(pool: Sequence[PoolCard], weights: Mapping[int, float], seed: int, n: int) -> Draw:
+    """The draw ``seed`` made from exactly the candidates and weights of ``weights`` (as
+    a ledger row records them): the same cards whatever happened to the pool since.
+    ``pool`` only says which cards are proteins of which; a recorded card missing from
+    it raises ValueError."""
+    if n < 2:
+        raise ValueError("n must be at least 2 (one weighted card and the wildcard)")
+    cards = {c.number: c for c in pool}
+    missing = sorted(set(weights) - set(cards))
+    if missing:
+        raise ValueError(f"card {missing[0]} of the recorded draw is no longer in the pool")
+    candidates = sorted((cards[number] for number in weights), key=lambda c: c.number)
+    return _sample(candidates, dict(weights), seed, n)
+
+
+def _sample(candidates: list[PoolCard], weights: dict[int, float], seed: int, size: int) -> Draw:
+    """``size - 1`` weighted picks, then the wildcard, from ``candidates`` (by number)."""
     rng = random.Random(seed)
     partners = _partners(candidates)
     picked: list[int] = []

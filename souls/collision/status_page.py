@@ -54,7 +54,7 @@ def render_status_page(
     for card in cards:
         parts.append(
             f"<tr><td>{card.number:04d}</td><td>{card.kind}</td>"
-            f"<td>{html.escape(card.title)}</td><td>{len(card.questions)}</td>"
+            f"<td>{html.escape(card.title)}</td><td>{len(card.open_questions)}</td>"
             f"<td>{card.strong_approvals}</td></tr>"
         )
     parts.append(

@@ -1,14 +1,19 @@
 """The weekly tide: a reconciliation report of the collision memory (proposals only).
 
 * pending verdicts — cards of presented draws the user has not judged yet;
-* protein proposals — clusters of cards that keep colliding (drawn together at least
-  twice) or that are linked by strong Hebbian edges (memories they came from keep being
-  recalled together); cards already joined in a protein are not proposed again;
-* closure proposals — cards whose open questions were answered by later events;
-* the effectiveness settlement — closures proposed, strong approvals, silence rate.
+* protein proposals — small groups of cards that keep colliding (presented together at
+  least ``together`` times this week) or whose memories keep being recalled together
+  (strong Hebbian edges). Every two cards of a group are linked, a group holds at most
+  ``max_members`` cards, a card is in one group at most, and cards already joined in a
+  protein are not proposed again: a chain of links is no protein;
+* closure proposals — open questions of a card that a later card's conclusion answers
+  (:func:`souls.collision.lines.covers`), with that line;
+* the effectiveness settlement — closures made this week and still proposed, strong
+  approvals, silence rate (a reproduced draw is no new collision).
 
-Nothing here changes anything: the user acts (``card.synthesize``, ``verdict``...). The
-report is Markdown and a self-contained HTML page; it says when its reconciliation is
+Nothing here changes anything: the user acts (``tide --close CARD`` applies a card's
+closure proposals, ``card.synthesize`` makes a protein, ``verdict`` judges). The report
+is Markdown and a self-contained HTML page; it says when its reconciliation is
 incomplete (verdicts still pending).
 """
 
@@ -18,23 +23,50 @@ import datetime as dt
 import html
 import json
 from collections import Counter
+from collections.abc import Sequence
 from itertools import combinations
 
+import anyio
 import msgspec
 
+from souls.collision.cards import Card
+from souls.collision.lines import Line, covers, read
 from souls.store.store import Store
-from souls.text.tokenize import query_terms
 
-__all__ = ["ProteinProposal", "TideReport", "tide"]
+__all__ = ["ClosureProposal", "ProteinProposal", "TideConfig", "TideReport", "tide"]
 
 WEEK = 7 * 86_400.0
-_ANSWERED = 0.5
+
+
+class TideConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    # Presented draws two cards must have shared this week to be proposed together.
+    together: int = 2
+    # Most cards one protein proposal holds.
+    max_members: int = 4
+    # Share of an open question's content terms a later card's conclusion must hold (two
+    # at least) for the question to be proposed for closing.
+    answer_overlap: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.together < 1 or self.max_members < 2:
+            raise ValueError("together must be >= 1 and max_members >= 2")
+        if not 0 < self.answer_overlap <= 1:
+            raise ValueError("answer_overlap must be in (0, 1]")
 
 
 class ProteinProposal(msgspec.Struct, frozen=True):
-    cards: list[int]  # a cluster of linked cards, ascending
-    drawn_together: int  # the most times two of them were drawn together this week
+    cards: list[int]  # a group of linked cards, ascending
+    drawn_together: int  # the most times two of them were presented together this week
     hebbian: float  # the strongest Hebbian edge between their memories (0: none)
+
+
+class ClosureProposal(msgspec.Struct, frozen=True):
+    card: int
+    question: int  # its number on the card, from 1
+    text: str
+    answered_by: int  # the later card
+    line: int  # its conclusion that answers, from 1
+    answer: str
 
 
 class TideReport(msgspec.Struct, frozen=True):
@@ -45,47 +77,63 @@ class TideReport(msgspec.Struct, frozen=True):
     silence_rate: float | None
     pending_verdicts: list[dict[str, int]]  # {"draw", "card"}
     protein_proposals: list[ProteinProposal]
-    closure_proposals: list[dict[str, object]]  # {"card", "question", "answered_by"}
+    closure_proposals: list[ClosureProposal]
     strong_approvals: int
     complete: bool
+    closures_made: int = 0  # questions the user closed this week
     markdown: str = ""
     html: str = ""
 
 
-async def tide(store: Store, now: float, hebbian_threshold: float = 3.0) -> TideReport:
-    """The report of the week up to ``now``; ``hebbian_threshold`` is the edge weight that
-    links two cards (recall's association threshold)."""
+async def tide(
+    store: Store,
+    cards: Sequence[Card],
+    now: float,
+    config: TideConfig,
+    hebbian_threshold: float = 3.0,
+    people: frozenset[str] = frozenset(),
+) -> TideReport:
+    """The report of the week up to ``now`` on the soul's ``cards``;
+    ``hebbian_threshold`` is the edge weight that links two cards (recall's association
+    threshold); ``people``: the terms of the names of the people talking, which answer
+    nothing."""
     db = store.db
     since = now - WEEK
     draws = list(
         await db.execute_fetchall(
-            "SELECT id, cards, presented FROM draws WHERE created >= ? ORDER BY id", (since,)
+            "SELECT id, cards, presented, replay_of FROM draws WHERE created >= ? ORDER BY id",
+            (since,),
         )
     )
     judged = {(d, c) for d, c in await db.execute_fetchall("SELECT draw, card FROM verdicts")}
     pending = [
         {"draw": draw, "card": card}
-        for draw, cards, presented in draws
+        for draw, drawn, presented, _ in draws
         if presented
-        for card in json.loads(cards)
+        for card in json.loads(drawn)
         if (draw, card) not in judged
     ]
     together: Counter[tuple[int, int]] = Counter()
-    for _, cards, _presented in draws:
-        together.update(combinations(sorted(json.loads(cards)), 2))
-    proteins = _clusters(
-        {pair: n for pair, n in together.items() if n >= 2},
+    for _, drawn, presented, replay in draws:
+        if presented and replay is None:  # a reproduction is no new collision
+            together.update(combinations(sorted(set(json.loads(drawn))), 2))
+    proteins = _groups(
+        {pair: n for pair, n in together.items() if n >= config.together},
         await _hebbian_links(store, hebbian_threshold),
-        await _joined(store),
+        _joined(cards),
+        config.max_members,
     )
-    closures = await _closures(store)
     (strong,) = list(
         await db.execute_fetchall(
             "SELECT count(*) FROM verdicts WHERE verdict = 'strong' AND created >= ?", (since,)
         )
     )
-    presented = sum(1 for _, _, shown in draws if shown)
-    silence = None if not draws else round(1 - presented / len(draws), 4)
+    (made,) = list(
+        await db.execute_fetchall("SELECT count(*) FROM card_closures WHERE created >= ?", (since,))
+    )
+    collisions = [presented for _, _, presented, replay in draws if replay is None]
+    presented = sum(1 for _, _, shown, _ in draws if shown)
+    silence = None if not collisions else round(1 - sum(collisions) / len(collisions), 4)
     report = TideReport(
         since=since,
         until=now,
@@ -94,12 +142,43 @@ async def tide(store: Store, now: float, hebbian_threshold: float = 3.0) -> Tide
         silence_rate=silence,
         pending_verdicts=pending,
         protein_proposals=proteins,
-        closure_proposals=closures,
+        # Every card line is read: off the event loop, which serves every soul.
+        closure_proposals=await anyio.to_thread.run_sync(closures, cards, config, people),
         strong_approvals=strong[0],
         complete=not pending,
+        closures_made=made[0],
     )
     markdown = _markdown(report)
     return msgspec.structs.replace(report, markdown=markdown, html=_html(markdown))
+
+
+def closures(
+    cards: Sequence[Card], config: TideConfig, people: frozenset[str] = frozenset()
+) -> list[ClosureProposal]:
+    """Each open question that a later card's conclusion answers, with the first such
+    line (``people``: name terms left out). Lines are found through their terms, so the
+    cost follows the lines that share two terms with a question, not every pair of
+    cards."""
+    postings: dict[str, list[tuple[int, int]]] = {}
+    lines: dict[tuple[int, int], Line] = {}
+    for card in cards:
+        for i, text in enumerate(card.conclusions, 1):
+            line = lines[(card.number, i)] = read(text).without(people)
+            for term in line.terms:
+                postings.setdefault(term, []).append((card.number, i))
+    found: list[ClosureProposal] = []
+    for card in sorted(cards, key=lambda c: c.number):
+        for number, text in card.open_questions:
+            question = read(text).without(people)
+            hits = Counter(
+                at for t in question.terms for at in postings.get(t, ()) if at[0] > card.number
+            )
+            for at in sorted(at for at, n in hits.items() if n >= 2):
+                if covers(question, lines[at], config.answer_overlap):
+                    answer = next(c for c in cards if c.number == at[0]).conclusions[at[1] - 1]
+                    found.append(ClosureProposal(card.number, number, text, at[0], at[1], answer))
+                    break
+    return found
 
 
 async def _hebbian_links(store: Store, threshold: float) -> dict[tuple[int, int], float]:
@@ -119,73 +198,51 @@ async def _hebbian_links(store: Store, threshold: float) -> dict[tuple[int, int]
     return links
 
 
-async def _joined(store: Store) -> set[tuple[int, int]]:
-    """Card pairs that are already members of one protein."""
-    members: dict[int, list[int]] = {}
-    for protein, member in await store.db.execute_fetchall(
-        "SELECT protein, member FROM card_members ORDER BY protein, member"
-    ):
-        members.setdefault(protein, []).append(member)
-    return {pair for group in members.values() for pair in combinations(sorted(group), 2)}
+def _joined(cards: Sequence[Card]) -> set[tuple[int, int]]:
+    """Card pairs already joined by a protein: two of its members, or it and a member."""
+    pairs: set[tuple[int, int]] = set()
+    for card in cards:
+        group = sorted({*card.members, card.number}) if card.members else []
+        pairs.update(combinations(group, 2))
+    return pairs
 
 
-def _clusters(
+def _groups(
     drawn: dict[tuple[int, int], int],
     linked: dict[tuple[int, int], float],
     joined: set[tuple[int, int]],
+    most: int,
 ) -> list[ProteinProposal]:
-    """Connected groups of cards over both kinds of link (pairs already in a protein do
-    not link), in order of their smallest card number."""
-    pairs = sorted((set(drawn) | set(linked)) - joined)
-    parent: dict[int, int] = {}
-
-    def root(card: int) -> int:
-        parent.setdefault(card, card)
-        while parent[card] != card:
-            parent[card] = parent[parent[card]]
-            card = parent[card]
-        return card
-
-    for a, b in pairs:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[int, list[int]] = {}
-    for card in sorted(parent):
-        groups.setdefault(root(card), []).append(card)
+    """Groups in which every two cards are linked, strongest links first: a group takes
+    a card only when the card is linked to each of its members and there is room."""
+    links = (set(drawn) | set(linked)) - joined
+    ordered = sorted(links, key=lambda p: (-drawn.get(p, 0), -linked.get(p, 0.0), p))
+    groups: list[list[int]] = []
+    member: dict[int, list[int]] = {}
+    for a, b in ordered:
+        ga, gb = member.get(a), member.get(b)
+        if ga is None and gb is None:
+            group = [a, b]
+            groups.append(group)
+            member[a] = member[b] = group
+        elif ga is None or gb is None:
+            joining, card = (gb, a) if ga is None else (ga, b)
+            assert joining is not None
+            group = joining
+            if len(group) < most and all((min(card, m), max(card, m)) in links for m in group):
+                group.append(card)
+                member[card] = group
     proposals = []
-    for cards in groups.values():
-        inside = [p for p in pairs if p[0] in cards]
+    for group in groups:
+        inside = list(combinations(sorted(group), 2))
         proposals.append(
             ProteinProposal(
-                cards=cards,
+                cards=sorted(group),
                 drawn_together=max((drawn.get(p, 0) for p in inside), default=0),
                 hebbian=max((linked.get(p, 0.0) for p in inside), default=0.0),
             )
         )
     return sorted(proposals, key=lambda p: p.cards)
-
-
-async def _closures(store: Store) -> list[dict[str, object]]:
-    """Open questions that an event after the card covers at least half of."""
-    db = store.db
-    questions = await db.execute_fetchall(
-        "SELECT l.card, l.text, c.created FROM card_lines AS l JOIN cards AS c"
-        " ON c.number = l.card WHERE l.kind = 'question' ORDER BY l.card, l.position"
-    )
-    found: list[dict[str, object]] = []
-    for card, question, created in questions:
-        wanted = set(query_terms(question))
-        if len(wanted) < 2:
-            continue
-        later = await db.execute_fetchall(
-            "SELECT id, text FROM events WHERE recorded > ? ORDER BY id", (created,)
-        )
-        for event_id, text in later:
-            if len(wanted & set(query_terms(text))) / len(wanted) >= _ANSWERED:
-                found.append({"card": card, "question": question, "answered_by": event_id})
-                break
-    return found
 
 
 def _day(seconds: float) -> str:
@@ -200,11 +257,15 @@ def _markdown(r: TideReport) -> str:
     lines += [f"- draw {p['draw']}, card {p['card']:04d}" for p in r.pending_verdicts] or ["- none"]
     lines += ["", "## Protein proposals (cards that keep colliding or linking)"]
     lines += [_proposal(p) for p in r.protein_proposals] or ["- none"]
-    lines += ["", "## Closure proposals (open questions answered since)"]
+    lines += ["", "## Closure proposals (open questions a later card answers)"]
     lines += [
-        f"- card {c['card']}: {c['question']} (event {c['answered_by']})"
+        f"- card {c.card:04d} question {c.question}: {c.text} — answered by card "
+        f"{c.answered_by:04d} line {c.line}: {c.answer}"
         for c in r.closure_proposals
     ] or ["- none"]
+    if r.closure_proposals:
+        cards = sorted({c.card for c in r.closure_proposals})
+        lines += ["", "Apply: " + " ".join(f"--close {n}" for n in cards) + " (soupd tide)"]
     rate = "n/a" if r.silence_rate is None else f"{r.silence_rate:.0%}"
     lines += [
         "",
@@ -212,6 +273,7 @@ def _markdown(r: TideReport) -> str:
         f"- draws: {r.draws}, presented: {r.presented}",
         f"- silence rate: {rate}",
         f"- strong approvals: {r.strong_approvals}",
+        f"- closures made: {r.closures_made}",
         f"- closures proposed: {len(r.closure_proposals)}",
         "",
         "Proposals only: nothing changes until you act.",
@@ -223,7 +285,7 @@ def _markdown(r: TideReport) -> str:
 def _proposal(p: ProteinProposal) -> str:
     why = []
     if p.drawn_together:
-        why.append(f"drawn together {p.drawn_together}\u00d7")
+        why.append(f"presented together {p.drawn_together}\u00d7")
     if p.hebbian:
         why.append(f"Hebbian edge {p.hebbian:g}")
     return "- " + " + ".join(f"{n:04d}" for n in p.cards) + f" ({', '.join(why)})"

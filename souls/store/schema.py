@@ -339,4 +339,46 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE markers ADD COLUMN label TEXT;
         """,
     ),
+    (
+        "0012_collision_ledger",
+        """
+        -- What a draw was drawn with, so that its ledger row alone reproduces it: the
+        -- cards asked for, the exclusion patterns, every candidate's weight (JSON
+        -- {"card": weight}) and, for a reproduction, the draw it reproduces. NULL
+        -- weights: a draw recorded before this migration (its seed is all there is).
+        ALTER TABLE draws ADD COLUMN n INTEGER;
+        ALTER TABLE draws ADD COLUMN exclude TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE draws ADD COLUMN weights TEXT;
+        ALTER TABLE draws ADD COLUMN replay_of INTEGER;
+        -- A card's open question closed by the user (a tide's closure proposal): which
+        -- question (numbered from 1) and the card line that answered it. A card is
+        -- closed once every question of it is.
+        CREATE TABLE card_closures (
+            card        INTEGER NOT NULL REFERENCES cards (number),
+            question    INTEGER NOT NULL,
+            answered_by INTEGER NOT NULL,
+            line        INTEGER NOT NULL,
+            created     REAL NOT NULL,
+            PRIMARY KEY (card, question)
+        ) STRICT, WITHOUT ROWID;
+        """,
+    ),
+    (
+        "0013_surfaced",
+        """
+        -- When each item (by its label in a context: m12, c5, g3, q2, t7) last surfaced,
+        -- that is, was injected into a context: what rarity S counts from (DESIGN 3.5,
+        -- souls/recall/surfacing.py). Derived from the assembly log, which it starts
+        -- from; written with each assembly after that.
+        CREATE TABLE surfaced (
+            item TEXT PRIMARY KEY,
+            at   REAL NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        INSERT INTO surfaced (item, at)
+        SELECT json_extract(shown.value, '$.id'), max(a.created)
+        FROM assemblies AS a, json_each(a.items) AS shown
+        WHERE json_extract(shown.value, '$.id') IS NOT NULL
+        GROUP BY 1;
+        """,
+    ),
 )

@@ -6,6 +6,8 @@ presented draw (``verdict``), every draw (``ledger``), the weekly reconciliation
 Registered into the main parser by :func:`register`; each command is one socket call
 whose reply is printed for people (or as JSON with ``--json``). ``cards --strict`` and
 ``tide`` exit 3 when the cards and the database disagree or verdicts are pending.
+``lightning --as-of N`` reproduces draw N from its ledger row; ``tide --close CARD``
+applies the tide's closure proposals for that card.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def register(command: Command, call: Call, show: Show) -> None:
             params["seed"] = args.seed
         if args.n is not None:
             params["n"] = args.n
+        if args.as_of is not None:
+            params["as_of"] = args.as_of
         return show(args, call(args, "lightning", params), _lightning_text)
 
     def verdict(args: argparse.Namespace) -> int:
@@ -58,7 +62,7 @@ def register(command: Command, call: Call, show: Show) -> None:
         return 0
 
     def tide(args: argparse.Namespace) -> int:
-        result = call(args, "tide", {"soul": args.soul})
+        result = call(args, "tide", {"soul": args.soul, "close": args.close})
         show(args, result, lambda r: r["markdown"].rstrip("\n"))
         return 0 if result["complete"] else 3
 
@@ -75,6 +79,9 @@ def register(command: Command, call: Call, show: Show) -> None:
     p.add_argument("--seed", type=int, help="reproduce a draw (see the ledger)")
     p.add_argument("--n", type=int, help="cards to draw (default: the soul's, 3)")
     p.add_argument("--exclude", action="append", default=[], metavar="PATTERN")
+    p.add_argument(
+        "--as-of", type=int, metavar="DRAW", help="reproduce a recorded draw (see the ledger)"
+    )
     p = command("verdict", verdict, "your verdict on a card of a presented draw")
     p.add_argument("soul")
     p.add_argument("draw", type=int)
@@ -87,6 +94,14 @@ def register(command: Command, call: Call, show: Show) -> None:
     p.add_argument("--stamp", default="", help="footer text instead of the time")
     p = command("tide", tide, "the weekly reconciliation report (exit 3 if incomplete)")
     p.add_argument("soul")
+    p.add_argument(
+        "--close",
+        type=int,
+        action="append",
+        default=[],
+        metavar="CARD",
+        help="apply the closure proposals for this card (close its answered questions)",
+    )
     p = command("ledger", ledger, "every draw: seed, cards, verdicts, presented or not")
     p.add_argument("soul")
     p.add_argument("-n", "--limit", type=int, default=20)
@@ -95,7 +110,7 @@ def register(command: Command, call: Call, show: Show) -> None:
 def _cards_text(r: dict[str, Any]) -> str:
     lines = [
         f"{c['number']:04d} {c['kind']:<7} {len(c['conclusions'])} conclusions, "
-        f"{len(c['questions'])} open questions  {c['title']}"
+        f"{len(c['questions']) - len(c.get('closed', []))} open questions  {c['title']}"
         for c in r["cards"]
     ] or ["(no cards yet)"]
     lines += [f"problem: {p}" for p in r["problems"]]
@@ -106,15 +121,21 @@ def _collision_text(c: dict[str, Any]) -> str:
     shown = f"presented ({c['criterion']})" if c["presented"] else "silent"
     cards = ", ".join(f"{n:04d}" for n in c["cards"])
     judged = f", judged by {c['judge']}" if c.get("judge", "builtin") != "builtin" else ""
-    return f"draw {c['draw']}: cards {cards} on {c['topic']!r}: {shown}  [seed {c['seed']}{judged}]"
+    replay = f", reproduces draw {c['replay_of']}" if c.get("replay_of") is not None else ""
+    return (
+        f"draw {c['draw']}: cards {cards} on {c['topic']!r}: {shown}"
+        f"  [seed {c['seed']}{judged}{replay}]"
+    )
 
 
 def _lightning_text(c: dict[str, Any]) -> str:
     lines = [_collision_text(c)]
-    lines += [
-        f"  {'pass' if v['passed'] else 'no  '} {v['criterion']}: {v['reason']}"
-        for v in c["verdicts"]
-    ]
+    for v in c["verdicts"]:
+        lines.append(f"  {'pass' if v['passed'] else 'no  '} {v['criterion']}: {v['reason']}")
+        lines += [
+            f"       card {line['card']:04d} {line['kind']} {line['number']}: {line['text']}"
+            for line in v.get("lines", [])
+        ]
     lines.append(f"  reproduce: {c['reproduce']}")
     return "\n".join(lines)
 

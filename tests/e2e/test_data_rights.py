@@ -175,11 +175,13 @@ def test_forget_redacts_the_card_lines_that_repeat_an_event(
     assert card["conclusions"] == ["my pin is stored in the blue box"]
 
     result = daemon.result("forget", {"soul": "ada", "match": "blue box"})
-    assert result["card_lines"] == 1
+    # The conclusion, and the tags taken from it (words of the forgotten text too).
+    assert result["card_lines"] == 1 + len(card["tags"])
     (after,) = daemon.result("cards", {"soul": "ada", "strict": True})["cards"]
     assert after["number"] == card["number"]  # the number stays spent
     assert "blue box" not in " ".join(after["conclusions"])
-    assert after["notes"] == ["1 line(s) redacted after forget"]
+    assert not {"blue", "box", "pin"} & set(after["tags"])
+    assert after["notes"] == [f"{result['card_lines']} line(s) redacted after forget"]
     markdown = (soupd_home.soul_dir("ada") / "cards" / f"{card['number']:04d}.md").read_text()
     assert "blue box" not in markdown
     assert daemon.result("cards", {"soul": "ada", "strict": True})["problems"] == []

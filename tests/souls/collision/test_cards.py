@@ -1,5 +1,6 @@
 """Cards: append-only numbers, notes never rewrite, the Markdown folder mirrors the
-database, proteins, and crystallising a reflect's summary."""
+database, proteins, and closing an answered question (a card with none open left is
+closed and draws at zeig_closed). What a reflect's card says: test_crystal.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from souls.collision.cards import CardStore, cited, crystallise, render
+from souls.collision.cards import CardStore, render
+from souls.collision.collider import pool_card
+from souls.collision.lightning import LightningConfig, weight
 from souls.store.store import Store
 
 NOW = 1_800_000_000.0
@@ -83,14 +86,37 @@ async def test_proteins_name_their_members(tmp_path: Path) -> None:
     assert [c.number for c in every] == [1, 2, 3]  # the failed protein took no number
 
 
-def test_crystallise_reads_a_summary() -> None:
-    summary = (
-        "## Failures and alarms\n- deploy failed: database migration timeout [m7]\n"
-        "## Open questions\n- when do we migrate the billing database? [m9]\n"
-        "## Notable\n- deploy ok (\u00d7400) [m1, m400]\n"
+async def test_closing_questions_is_noted_and_closes_the_card(tmp_path: Path) -> None:
+    async with cards(tmp_path) as store:
+        asker = await store.add(
+            title="moving",
+            conclusions=["the movers quoted 900 euros which is kinda insane"],
+            questions=["are you getting a moving company or doing it yourself?", "when?"],
+            now=NOW,
+        )
+        answer = await store.add(
+            title="moved",
+            conclusions=["the movers were great, the piano survived, but it cost 650"],
+            now=NOW + 86400,
+        )
+        before = (tmp_path / "cards" / "0001.md").read_text()
+        once = await store.close(asker.number, 1, answer.number, 1, NOW + 2 * 86400)
+        assert pool_card(once).closed is False  # question 2 is still open
+        twice = await store.close(asker.number, 2, answer.number, 1, NOW + 2 * 86400)
+        with pytest.raises(ValueError, match="no open question 1"):
+            await store.close(asker.number, 1, answer.number, 1, NOW)
+        other = await store.add(title="x", conclusions=["y"], questions=["z?"], now=NOW)
+        with pytest.raises(ValueError, match="no conclusion line 4"):
+            await store.close(other.number, 1, answer.number, 4, NOW)
+        after = (tmp_path / "cards" / "0001.md").read_text()
+        assert await store.check() == []
+    assert once.closed == [1]
+    assert twice.closed == [1, 2]
+    assert twice.questions == asker.questions  # nothing rewritten
+    assert twice.open_questions == []
+    assert after.startswith(before.rstrip("\n"))
+    assert "closed question 1: answered by card 0002 line 1" in after
+    config = LightningConfig()
+    assert weight(pool_card(twice), NOW, config) == config.zeig_closed * weight(
+        pool_card(asker), NOW, config
     )
-    conclusions, questions, tags = crystallise(summary)
-    assert conclusions == ["deploy failed: database migration timeout", "deploy ok"]
-    assert questions == ["when do we migrate the billing database?"]
-    assert tags[:2] == ["databas", "deploy"]
-    assert cited(summary) == [1, 7, 9, 400]

@@ -29,6 +29,7 @@ def verdicts(passed: str | None, **overrides: Any) -> str:
             "passed": c == passed,
             "reason": f"card 9 line 1 vs the topic ({c})",
             "evidence": [9] if c == passed else [],
+            "lines": [{"card": 9, "line": 1}] if c == passed else [],
         }
         for c in ORDER
     ]
@@ -49,22 +50,25 @@ async def test_a_usable_answer_decides_and_the_prompt_holds_the_cards() -> None:
     changed = judgement.result.verdicts[ORDER.index("changes_conclusion")]
     assert changed.reason.startswith("passes (llm): card 9 line 1")
     assert changed.evidence == (9,)
+    assert [(c.card, c.kind, c.number, c.text) for c in changed.lines] == [
+        (9, "line", 1, "deploys are safe on Fridays")
+    ]
     prompt = model.requests[0].body["messages"][1]["content"]
     assert "Topic: the Friday deploy broke billing" in prompt
     assert "Card 3:\n  line 1: billing runs on Postgres 16" in prompt
-    assert "open question: when do we migrate billing?" in prompt
+    assert "open question 1: when do we migrate billing?" in prompt
     assert "connection points: deploy" in prompt
 
 
 async def test_the_model_can_silence_a_draw_the_builtin_judge_would_show() -> None:
-    builtin = judge("when do we migrate billing", CARDS, GateConfig())
+    # A statement, not the question again: a question never answers one.
+    topic = "we migrate billing to the new cluster next month"
+    builtin = judge(topic, CARDS, GateConfig())
     assert builtin.passed  # the topic answers card 3's open question, by terms
     async with fake_model(answer(verdicts(None))) as model:
         chat = client(model.url)
         try:
-            judgement = await LLMJudge(chat, BuiltinJudge(GateConfig()))(
-                "when do we migrate billing", CARDS
-            )
+            judgement = await LLMJudge(chat, BuiltinJudge(GateConfig()))(topic, CARDS)
         finally:
             await chat.aclose()
     assert judgement.judge == "llm"
@@ -82,6 +86,8 @@ async def test_the_model_can_silence_a_draw_the_builtin_judge_would_show() -> No
         verdicts("counterexample").replace("[9]", "[42]"),  # a card that was not drawn
         verdicts("counterexample").replace('"evidence": [9]', '"evidence": []'),  # no card
         verdicts(None).replace("new_direction", "vibes"),  # an invented criterion
+        verdicts("counterexample").replace('"line": 1', '"line": 7'),  # a line card 9 lacks
+        verdicts("counterexample").replace('[{"card": 9, "line": 1}]', "[]"),  # no line named
     ],
 )
 async def test_an_unusable_answer_falls_back_to_the_builtin_judge(content: str) -> None:
@@ -110,11 +116,18 @@ def test_parse_names_what_is_wrong() -> None:
     doubled = json.loads(verdicts(None))
     doubled["verdicts"].append(doubled["verdicts"][0])
     with pytest.raises(ValueError, match="answered twice"):
-        parse(json.dumps(doubled), [3, 9])
+        parse(json.dumps(doubled), CARDS)
     with pytest.raises(ValueError, match=r"cites cards not drawn: \[42\]"):
-        parse(verdicts("counterexample").replace("[9]", "[42]"), [3, 9])
+        parse(verdicts("counterexample").replace("[9]", "[42]"), CARDS)
     with pytest.raises(ValueError, match="no reason"):
-        parse(verdicts(None).replace("card 9 line 1 vs the topic (answers_question)", " "), [3, 9])
+        parse(verdicts(None).replace("card 9 line 1 vs the topic (answers_question)", " "), CARDS)
+    with pytest.raises(ValueError, match="without naming the lines"):
+        parse(verdicts("counterexample").replace('[{"card": 9, "line": 1}]', "[]"), CARDS)
+    asked = verdicts("answers_question").replace(
+        '{"card": 9, "line": 1}', '{"card": 3, "question": 1}'
+    )
+    (cited,) = parse(asked, CARDS).verdicts[0].lines
+    assert (cited.card, cited.kind, cited.number) == (3, "question", 1)
 
 
 @pytest.mark.parametrize("key", ["reflect", "gate"])
