@@ -201,7 +201,11 @@ def test_files_the_cli_writes_are_private(
         path.chmod(0o644)
     assert soupd_home.cli("export", "ada", exported).returncode == 0
     assert soupd_home.cli("backup", "ada", backup).returncode == 0
-    for path in (exported, backup):
+    page = tmp_path / "status.html"
+    page.write_text("old")
+    page.chmod(0o644)
+    assert soupd_home.cli("status-page", "ada", "--out", page).returncode == 0
+    for path in (exported, backup, page):
         assert path.stat().st_mode & 0o777 == 0o600, path
     assert "old" not in exported.read_text()
     elsewhere = tmp_path / "elsewhere.txt"
