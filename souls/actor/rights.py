@@ -101,6 +101,7 @@ class RebuildResult(msgspec.Struct, frozen=True):
     index_rows_extra: int
     index_rows: int  # rows of the rebuilt index
     index_damaged: bool = False
+    card_files: int = 0  # card files written again (missing, or not what the card says)
 
 
 class DataRights:

@@ -487,7 +487,9 @@ class Soul:
                     result = await self._require_deck().ledger(limit)
                 case Rebuild():
                     await self._commit_changes()
-                    result = await self._rights().rebuild(self._clock.now())
+                    rebuilt = await self._rights().rebuild(self._clock.now())
+                    files = await self._require_cards().restore()
+                    result = msgspec.structs.replace(rebuilt, card_files=files)
                     await self._require_mind().load()
                 case _ if isinstance(message, KNOWING):
                     result = await self._require_knowing().handle(message)

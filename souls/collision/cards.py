@@ -26,6 +26,7 @@ import anyio
 import msgspec
 
 from souls.collision.lines import key
+from souls.store.files import replace_text
 from souls.store.store import Store
 
 __all__ = ["Card", "CardStore", "render"]
@@ -201,6 +202,21 @@ class CardStore:
             if card is not None:
                 await self._write(card)
 
+    async def restore(self) -> int:
+        """Write every card file that is missing or differs from its card (the database
+        is the truth, a file its view); how many were written."""
+        folder = anyio.Path(self._folder)
+        written = 0
+        for card in await self.all():
+            try:
+                same = await (folder / f"{card.number:04d}.md").read_text(encoding="utf-8")
+            except (FileNotFoundError, UnicodeDecodeError):
+                same = None
+            if same != render(card):
+                await self._write(card)
+                written += 1
+        return written
+
     async def get(self, number: int) -> Card | None:
         cards = await self._load(number)
         return cards[0] if cards else None
@@ -280,10 +296,9 @@ class CardStore:
 
     async def _write(self, card: Card) -> None:
         await anyio.Path(self._folder).mkdir(parents=True, exist_ok=True)
-        target = anyio.Path(self._folder / f"{card.number:04d}.md")
-        partial = anyio.Path(self._folder / f".{card.number:04d}.md.partial")
-        await partial.write_text(render(card), encoding="utf-8")
-        await partial.rename(target)
+        # Through an exclusively created temporary: a planted link is never followed.
+        target = self._folder / f"{card.number:04d}.md"
+        await anyio.to_thread.run_sync(replace_text, target, render(card))
 
 
 def render(card: Card) -> str:

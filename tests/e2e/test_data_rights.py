@@ -275,3 +275,38 @@ def test_forget_leaves_no_byte_of_the_text_anywhere_in_the_soul(
     assert daemon.result("soul.stats", {"soul": "ada"})["events"] == len(CHAT) - 3
     assert daemon.stop() == 0
     assert hits() == []
+
+
+def test_rebuild_writes_missing_or_changed_card_files_again(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    """A card's file is a view of the database: lost (a kill -9 between a card and its
+    file), edited or replaced by a link, ``soupd rebuild`` writes it again."""
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    for n, (session, sender, text) in enumerate(CHAT):
+        daemon.result("event.push", {"soul": "ada", "text": text, "sender": sender,
+                                     "session": session, "ref": f"c-{n}"})  # fmt: skip
+        daemon.result("reflect", {"soul": "ada"})
+    cards = daemon.result("cards", {"soul": "ada"})["cards"]
+    assert len(cards) >= 3
+    folder = soupd_home.soul_dir("ada") / "cards"
+    first, second, third = (folder / f"{c['number']:04d}.md" for c in cards[:3])
+    kept = {p: p.read_text() for p in (first, second, third)}
+    first.unlink()
+    second.write_text("edited by hand\n")
+    elsewhere = soupd_home.root / "elsewhere.md"
+    elsewhere.write_text("not a card")
+    third.unlink()
+    third.symlink_to(elsewhere)
+    assert len(daemon.result("cards", {"soul": "ada", "strict": True})["problems"]) == 3
+
+    rebuilt = daemon.result("rebuild", {"soul": "ada"})
+
+    assert rebuilt["card_files"] == 3
+    for path, text in kept.items():
+        assert not path.is_symlink()
+        assert path.read_text() == text
+    assert elsewhere.read_text() == "not a card"
+    assert daemon.result("cards", {"soul": "ada", "strict": True})["problems"] == []
+    assert daemon.result("rebuild", {"soul": "ada"})["card_files"] == 0
