@@ -181,6 +181,19 @@ class Client:
         return reply["result"]
 
 
+def event_of(soul: str, turn: Turn) -> dict[str, Any]:
+    """A turn as the event a channel would push: its dia_id as ref, its speaker as sender,
+    its session's date as ts."""
+    return {
+        "soul": soul,
+        "text": turn.text,
+        "ref": turn.dia_id,
+        "sender": turn.speaker,
+        "ts": turn.when,
+        "session": turn.session,
+    }
+
+
 def soul_name(conversation: Conversation) -> str:
     return re.sub(r"[^a-z0-9]+", "-", conversation.name.lower()).strip("-") or "conversation"
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from _daemon import machine, running_daemon, write_json
-from locomo import Client, Conversation, Turn, load, soul_name
+from locomo import Client, Conversation, Turn, event_of, load, soul_name
 
 # Function words and fillers a feeling must never be about: English (a standard stop
 # list, abridged), conversational fillers, and Chinese function characters. Kept here,
@@ -139,17 +139,7 @@ async def play(socket: str, conversation: Conversation, contexts: int) -> Played
             if contexts:
                 out.distinct_idle.append(len(seen))
             for turn in session:
-                pushed = await client.call(
-                    "event.push",
-                    {
-                        "soul": soul,
-                        "text": turn.text,
-                        "ref": turn.dia_id,
-                        "sender": turn.speaker,
-                        "ts": turn.when,
-                        "session": turn.session,
-                    },
-                )
+                pushed = await client.call("event.push", event_of(soul, turn))
                 out.turns += 1
                 out.reflected_pushes += bool(pushed.get("reflected"))
         out.cards = (await client.call("cards", {"soul": soul}))["cards"]

@@ -28,7 +28,7 @@ from itertools import pairwise
 from typing import Any
 
 from _daemon import running_daemon, write_json
-from locomo import Client, Turn, load
+from locomo import Client, Turn, event_of, load
 
 from souls.recall.context import BEFORE_RECALL, STABLE
 
@@ -76,17 +76,7 @@ async def play(socket: str, soul: str, turns: list[Turn]) -> dict[str, Any]:
             longer.append(before)
             stable_chars.append(sum(len(sections.get(n, "")) for n in STABLE))
             longer_chars.append(len(before))
-            pushed = await client.call(
-                "event.push",
-                {
-                    "soul": soul,
-                    "text": turn.text,
-                    "ref": turn.dia_id,
-                    "sender": turn.speaker,
-                    "ts": turn.when,
-                    "session": turn.session,
-                },
-            )
+            pushed = await client.call("event.push", event_of(soul, turn))
             reflects += bool(pushed.get("reflected"))
     finally:
         writer.close()
