@@ -270,8 +270,8 @@ class Mind:
             now=now,
             explain=explain,
         )
-        fired = found.fired
-        for pair in pairs(fired):
+        # Only what really matched the query fires together (see souls.recall.recall).
+        for pair in pairs(found.fired):
             changes.edges[pair] += 1
         changes.recalled.update(item.id for item in found.items)
         for memory_id in found.competitors:
@@ -279,15 +279,6 @@ class Mind:
                 changes.penalties.get(memory_id, 0.0) + hebbian.rif_penalty
             )
         return found
-
-    def ceiling(self, query: str) -> float:
-        """The BM25 score a memory made of exactly the query's terms would get: what a
-        recalled memory's score is measured against (resonance R, DESIGN §3.5). Call
-        after :meth:`recall` (which loads the statistics); 0 before."""
-        if self._terms is None:
-            return 0.0
-        terms = [term for term in query_terms(query) if self._terms.df(term)]
-        return self._terms.score(terms, terms)
 
     async def after_write(self, changes: Changes) -> None:
         """Bring the strong-edge index up to date once ``changes`` are committed."""

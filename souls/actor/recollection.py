@@ -14,6 +14,9 @@ the stable sections, then what ranks for the query in retrieval or emergence mod
 * Once a session has injected ``[context] session_chars`` characters of recalled items
   within ``session_window`` seconds, the recalled section is a notice saying when they
   resume, and no item is logged as shown.
+* What a context injects *surfaced* then (:mod:`souls.recall.surfacing`): its rarity
+  counts from now, written with the turn. Nothing surfaces while recall is paused, so
+  once it resumes what was injected before the pause gives way to what was not.
 """
 
 from __future__ import annotations
@@ -99,11 +102,15 @@ class Recollection:
         now = self._clock.now()
         config = self._config.context
         memories: list[RecallItem] = []
-        ceiling = 0.0
+        created: dict[int, float] = {}
+        resonance: dict[int, float] = {}
         if query:
-            memories = (await mind.recall(query, config.recall_k, changes, now=now)).items
-            ceiling = mind.ceiling(query)
-        contenders = memory_candidates(memories, ceiling)
+            found = await mind.recall(query, config.recall_k, changes, now=now)
+            memories, created, resonance = found.items, found.created, found.resonance
+        surfacings = self._knowledge.surfacings
+        contenders = surfacings.rarity_from(
+            memory_candidates(memories, resonance, created=created, now=now), now
+        )
         upcoming: list[Task] = []
         if self._config.cognition:
             overdue, upcoming = await self._tasks_due(now)
@@ -139,6 +146,7 @@ class Recollection:
         recalled = next((s for s in result.sections if s.name == "recalled"), None)
         injected = set(recalled.items) if recalled is not None and not paused else set()
         logged = [item for item in logged if item.id in injected]
+        changes.surfaced.update(self._knowledge.surfaced([item.id for item in logged], now))
         mode = "none" if not contenders else ranking.mode
         changes.assemblies.append(
             AssemblyRow(

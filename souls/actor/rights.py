@@ -49,6 +49,7 @@ EXPORT_TABLES: tuple[tuple[str, str, str, str], ...] = (
         "id",
     ),
     ("edge", "edges", "a, b, weight, updated", "a, b"),
+    ("surfaced", "surfaced", "item, at", "item"),
     ("marker", "markers", "topic, valence, weight, label, updated", "topic, valence"),
     ("gap", "gaps", "id, topic, detail, created", "id"),
     ("summary", "summaries", "id, layer, text, created, observations, reflector, reason", "id"),

@@ -49,13 +49,15 @@ from souls.recall.assembly import (
     AssemblyLog,
     Contender,
     LoggedItem,
+    Query,
     lexical,
     open_candidate,
 )
+from souls.recall.context import label
 from souls.recall.potential import PotentialConfig
-from souls.recall.shortlist import entry_candidate, shortlist
+from souls.recall.shortlist import EntryIndex, entry_candidate, shortlist
+from souls.recall.surfacing import Surfacings
 from souls.store.store import NewEvent, Store
-from souls.text.tokenize import query_terms
 
 __all__ = ["Knowledge", "KnowledgeConfig", "Plan"]
 
@@ -157,9 +159,15 @@ class Knowledge:
         self.goals: dict[int, Goal] = {}
         self.pending: list[PendingQuestion] = []
         self._next_question = 1
+        # When each item last surfaced in a context (what rarity counts from), and the
+        # entry index it was last put into (the view may put a new index in place).
+        self.surfacings = Surfacings()
+        self._surfaced_index: EntryIndex | None = None
 
     async def load(self) -> None:
         db = self._store.db
+        self.surfacings = await Surfacings.read(db)
+        self._surfaced_index = None
         self.goals = {g.id: g for g in await self._goals("1")}
         rows = await db.execute_fetchall(
             f"SELECT {QUESTION_COLUMNS} FROM questions WHERE state = 'pending'"
@@ -314,15 +322,19 @@ class Knowledge:
         it gives :func:`souls.recall.assembly.choose`); with it, only the entries that can be
         among those kept are contenders (:func:`souls.recall.shortlist.shortlist`), otherwise
         every active one is."""
-        words = frozenset(query_terms(query)) if query.strip() else frozenset()
-        index = (await self.entries.current()).index
+        words = await self.query(query)
+        index = await self._entry_index()
         fidelity_ai = self.entries.fidelity_ai
         if ranking is None:
             entries = index.entries()
         else:
             potential, limit = ranking
             entries = shortlist(index, words, now, potential, limit, fidelity_ai)
-        found = [entry_candidate(entry, words, now, fidelity_ai) for entry in entries]
+        found = [
+            entry_candidate(entry, words, now, fidelity_ai, index.surfaced_at(entry.id))
+            for entry in entries
+        ]
+        surfaced = self.surfacings.at
         for question in await self.entries.questions(state="unanswered"):
             who = f"{question.asker} asked" if question.asker else "asked"
             found.append(
@@ -333,6 +345,7 @@ class Knowledge:
                     lexical(words, question.text),
                     opened=question.asked,
                     now=now,
+                    surfaced=surfaced(label("question", question.id)),
                 )
             )
         for task in overdue:
@@ -344,6 +357,7 @@ class Knowledge:
                     lexical(words, task.text),
                     opened=task.due,
                     now=now,
+                    surfaced=surfaced(label("task", task.line)),
                 )
             )
         open_goals = [g for g in self.goals.values() if g.state in ("active", "paused")]
@@ -356,8 +370,37 @@ class Knowledge:
             )
         else:
             chosen = [activation(goal, "") for goal in open_goals]
-        found += goal_candidates(chosen, now)
+        # A goal's rarity counts from its last change, or from when it last surfaced.
+        found += self.surfacings.rarity_from(goal_candidates(chosen, now), now)
         return found
+
+    async def query(self, text: str | None) -> Query:
+        """``text`` as R measures what an entry, a question or a task holds of it: its
+        terms weighed as evidence in the soul's memories (``TermStats.weight``)."""
+        if not text or not text.strip():
+            return Query()
+        stats = await self._store.term_stats()
+        # Without memories to weigh them by, every term weighs the same.
+        return Query.of(text, stats.weight if stats.documents else None)
+
+    def surfaced(self, items: Sequence[str], now: float) -> dict[str, float]:
+        """The items a context injected (by label) surfaced at ``now``: what changed,
+        for the turn to write."""
+        changed = self.surfacings.mark(items, now)
+        if self._surfaced_index is not None:
+            self._surfaced_index.surface(
+                {int(item[1:]): at for item, at in changed.items() if item.startswith("c")}
+            )
+        return changed
+
+    async def _entry_index(self) -> EntryIndex:
+        """The entries in force, indexed, with when each last surfaced (put in again
+        whenever the view holds a new index)."""
+        index = (await self.entries.current()).index
+        if index is not self._surfaced_index:
+            index.surface(self.surfacings.with_letter("c"))
+            self._surfaced_index = index
+        return index
 
     async def session_spent(self, session: str | None, since: float) -> int:
         """Characters of recalled items the contexts of ``session`` injected since ``since``."""

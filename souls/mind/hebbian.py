@@ -3,6 +3,10 @@
 Plain functions and a small in-memory index of the *strong* edges (weight at or above
 the association threshold), which is all that recall walks. Edge weights live in
 SQLite; this index is derived and rebuilt from it after a restart or a decay.
+
+Memories fire together only when they were recalled *for the query* (Skynet: "recalled
+together in a real retrieval context"): recall passes on only those holding at least
+``fire_share`` of it, and walks associations only from those. Noise does not wire.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ class HebbianConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     max_hops: int = 2
     # Most associates appended to one recall.
     max_associates: int = 5
+    # Only recalled memories holding at least this share of the query (resonance R, as
+    # the retrieval/emergence switch measures it) fire together and spread to their
+    # associates: a memory returned for a word that is in every memory wires nothing.
+    fire_share: float = 0.2
     # Nightly, every edge's weight is multiplied by this (10 % decay)...
     nightly_factor: float = 0.9
     # ... and edges below this are pruned.
@@ -39,6 +47,8 @@ class HebbianConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
             raise ValueError("nightly_factor must be in (0, 1] and prune_below >= 0")
         if self.rif_penalty < 0 or self.rif_competitors < 0:
             raise ValueError("rif_penalty and rif_competitors must be >= 0")
+        if not 0 <= self.fire_share <= 1:
+            raise ValueError("fire_share must be between 0 and 1")
 
 
 def pairs(memory_ids: Iterable[int]) -> list[tuple[int, int]]:

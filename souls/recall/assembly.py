@@ -5,18 +5,22 @@ Candidates come from everywhere the soul keeps something to say: recalled memori
 active claims (facts, rules), open commitments and plans, unanswered questions, overdue
 tasks, activated goals. Each gets a resonance R in [0, 1] with the query:
 
-* a memory: its BM25 score over the query's *ideal* score (the score of a document that
-  is exactly the query's terms), so R says how much of the query it holds, comparable
-  across queries — which the mode switch needs; a memory a summary line cites has that
-  line's coverage of the query;
-* a claim, a question, a commitment or a task: the share of the query's terms in it;
+* a memory: what it holds of the *whole* query — its BM25 over the query's ideal score
+  (a document that is exactly the query's terms), words no memory holds counting as
+  the rarest and words in every memory for nothing (:meth:`~souls.store.bm25.TermStats.resonance`),
+  so R is comparable across queries, which the mode switch needs;
+* a claim, a question, a commitment or a task: the share of the query's terms in it,
+  each weighed by its idf in the soul's memories (:class:`Query`), as BM25 weighs
+  them — a word the soul has never seen weighs most, one in every memory next to
+  nothing, so "好累" is not answered by whatever holds 好;
 * a goal: its activation score (DESIGN §3.10), which also fires on bridge triggers and
   domains that share no word with the query.
 
 :func:`souls.recall.potential.rank` then picks the mode: retrieval (rank by R) when the best R
 reaches the threshold, emergence (rank by Φ: unresolved pressure and rarity, weighted by
-faith) otherwise — so an empty query brings up the promise never kept. Pure: same
-input, same output.
+faith) otherwise — so an empty query brings up the promise never kept. Rarity counts
+from when an item last surfaced in a context (:mod:`souls.recall.surfacing`), or came to
+be: what a context just showed gives way in the next. Pure: same input, same output.
 
 A soul may hold thousands of active entries, and a context keeps about eight items:
 :mod:`souls.recall.shortlist` names the few of them that can be among the items
@@ -26,7 +30,7 @@ A soul may hold thousands of active entries, and a context keeps about eight ite
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -46,13 +50,14 @@ __all__ = [
     "AssemblyLog",
     "Contender",
     "LoggedItem",
+    "Query",
     "age_days",
     "choose",
     "claim_candidate",
     "lexical",
     "memory_candidates",
     "open_candidate",
-    "share",
+    "rarity_clock",
     "terms",
 ]
 
@@ -87,21 +92,49 @@ class AssemblyLog(msgspec.Struct, frozen=True):
     sections: list[dict[str, object]]
 
 
-def lexical(query_words: frozenset[str], text: str) -> float:
-    """The share of the query's terms found in ``text`` (0 without a query)."""
-    return share(query_words, _terms(text))
+class Query:
+    """A context's query as R measures what an entry, a question or a task holds of
+    it: its terms (each once, stopwords out), each with a weight — its idf in the
+    soul's memories, so that R is the share of the *whole* query an item holds, words
+    no memory holds included (they weigh most)."""
+
+    __slots__ = ("total", "weights", "words")
+
+    def __init__(self, weights: Sequence[tuple[str, float]] = ()) -> None:
+        self.weights = tuple(weights)
+        self.words = frozenset(term for term, _ in self.weights)
+        self.total = sum(weight for _, weight in self.weights)
+
+    @classmethod
+    def of(cls, text: str | None, idf: Callable[[str], float] | None = None) -> Query:
+        """The query ``text``; ``idf``: each term's weight (every term weighs 1 without)."""
+        found = query_terms(text) if text and text.strip() else []
+        return cls([(term, idf(term) if idf is not None else 1.0) for term in found])
+
+    def __bool__(self) -> bool:
+        return bool(self.weights)
+
+    def __repr__(self) -> str:
+        return f"Query({list(self.weights)!r})"
+
+    def share(self, held: Collection[str]) -> float:
+        """R of an item holding the distinct terms ``held``: the weight of the query's
+        terms among them over the weight of all (0 without a query). Summed in query
+        order, so every caller gets the same float."""
+        total = self.total
+        if not total > 0:
+            return 0.0
+        return sum(weight for term, weight in self.weights if term in held) / total
+
+
+def lexical(query: Query, text: str) -> float:
+    """R of ``text`` for ``query`` (:meth:`Query.share` of its terms)."""
+    return query.share(_terms(text)) if query else 0.0
 
 
 def terms(text: str) -> tuple[str, ...]:
     """The terms of ``text`` (each once) that :func:`lexical` matches a query's against."""
     return tuple(query_terms(text))
-
-
-def share(query_words: frozenset[str], held: Collection[str]) -> float:
-    """The share of ``query_words`` in ``held`` (distinct terms)."""
-    if not query_words:
-        return 0.0
-    return len(query_words.intersection(held)) / len(query_words)
 
 
 # Every context scores the unanswered questions and overdue tasks against its query:
@@ -117,18 +150,34 @@ def age_days(since: float, now: float) -> float:
     return max(now - since, 0.0) / DAY
 
 
-def memory_candidates(items: Sequence[RecallItem], ceiling: float) -> list[Contender]:
-    """Recalled memories with R (associates, which have no score of their own, get R 0
-    and follow the others; see :func:`choose`)."""
+def rarity_clock(since: float, surfaced: float | None) -> float:
+    """When an item's rarity counts from: when it came to be (``since``), or when it
+    last surfaced in a context if that is later."""
+    return since if surfaced is None or surfaced < since else surfaced
+
+
+def memory_candidates(
+    items: Sequence[RecallItem],
+    resonance: Mapping[int, float],
+    *,
+    created: Mapping[int, float] | None = None,
+    now: float = 0.0,
+) -> list[Contender]:
+    """Recalled memories with R (``resonance``: what each holds of the whole query, see
+    :mod:`souls.recall.recall`); associates, which have no R of their own, get 0 and
+    follow the others (see :func:`choose`). ``created``: when each was stored, what its
+    rarity counts from (unknown: 0 days, no rarity)."""
     found = []
     for item in items:
-        if item.via in ("summary", "weekly"):
-            r = item.score  # the citing line's coverage of the query
-        elif item.via == "bm25" and ceiling > 0:
-            r = item.score / ceiling
-        else:
-            r = 0.0
-        scored = Scored(id=item.id, kind="memory", text=item.text, bm25=min(max(r, 0.0), 1.0))
+        r = resonance.get(item.id, 0.0) if item.via != "hebbian" else 0.0
+        since = created.get(item.id) if created is not None else None
+        scored = Scored(
+            id=item.id,
+            kind="memory",
+            text=item.text,
+            bm25=min(max(r, 0.0), 1.0),
+            unsurfaced_days=age_days(since, now) if since is not None else 0.0,
+        )
         found.append(Contender(item, scored))
     return found
 
@@ -143,33 +192,42 @@ def open_candidate(
     now: float,
     fidelity_ai: float = 1.0,
     refs: Sequence[str] = (),
+    surfaced: float | None = None,
 ) -> Contender:
-    """A commitment, question or task: open since ``opened``."""
+    """A commitment, question or task: open since ``opened``; ``surfaced``: when it
+    last surfaced in a context (rarity counts from then, pressure from ``opened``)."""
     item = RecallItem(item_id, kind, text, round(r, 6), kind, list(refs))
-    age = age_days(opened, now)
     scored = Scored(
         id=item_id,
         kind=kind,
         text=text,
         bm25=r,
         open=True,
-        age_days=age,
-        unsurfaced_days=age,
+        age_days=age_days(opened, now),
+        unsurfaced_days=age_days(rarity_clock(opened, surfaced), now),
         fidelity_ai=fidelity_ai,
     )
     return Contender(item, scored)
 
 
 def claim_candidate(
-    item_id: int, text: str, r: float, *, since: float, now: float, fidelity_ai: float = 1.0
+    item_id: int,
+    text: str,
+    r: float,
+    *,
+    since: float,
+    now: float,
+    fidelity_ai: float = 1.0,
+    surfaced: float | None = None,
 ) -> Contender:
+    """A fact or rule recorded at ``since``; ``surfaced``: when it last surfaced."""
     item = RecallItem(item_id, "fact", text, round(r, 6), "claim", [])
     scored = Scored(
         id=item_id,
         kind="claim",
         text=text,
         bm25=r,
-        unsurfaced_days=age_days(since, now),
+        unsurfaced_days=age_days(rarity_clock(since, surfaced), now),
         fidelity_ai=fidelity_ai,
     )
     return Contender(item, scored)

@@ -3,10 +3,14 @@
 Three layers, in the order the design gives (summary → weekly → all):
 
 1. lines of the consolidated summary, then of the weekly summary, that cover at least
-   half of the query (its terms weighted by idf) bring the memories they cite
-   (``[m<id>]``) first;
+   half of the whole query (its terms weighted by idf, words no memory holds too) bring
+   the memories they cite (``[m<id>]``) first;
 2. BM25 over every visible memory, each indexed with its neighbouring turns as lower-
-   weighted context (:mod:`souls.store.neighbours`). When every query term is discriminating
+   weighted context (:mod:`souls.store.neighbours`). The context lifts a memory that
+   matches the query itself — its own text holds a query term, or it was said by
+   someone the query names — and never brings one that does not: a turn about packing
+   boxes is not about the cat's kidneys because the turn before it was. When every
+   query term is discriminating
    (see :mod:`souls.store.bm25`), SQLite FTS5 ranks directly; otherwise FTS5 fetches
    candidates with the discriminating terms and each is scored by exact BM25 over all
    terms. Two cues then re-rank the candidates: a memory said by someone the query
@@ -14,6 +18,15 @@ Three layers, in the order the design gives (summary → weekly → all):
    query names ``1 + date_boost`` (``1 + period_boost``) times more;
 3. Hebbian associates: memories wired to those above by strong edges (``via:
    hebbian``).
+
+Resonance R, what a recalled memory holds of the query, is its row's score over the
+query's ideal score (:meth:`~souls.store.bm25.TermStats.resonance`), measured against
+the *whole* query: words no memory holds count too, so "xylophone quantum zebra today"
+is not answered by the one memory that says "today", and words every memory holds
+count for nothing (DESIGN §3.5). Only the memories that really matched — R at least
+``[hebbian] fire_share`` — fire together and spread to their associates: a recall
+whose results hold nothing of the query (its one known word is in every memory) wires
+nothing.
 
 Deterministic: same database, query and time, same answer; ties go to the older
 memory. Recall only reads; what it should change (edges, recall times, competitors'
@@ -27,7 +40,7 @@ import heapq
 import re
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import msgspec
 
@@ -35,8 +48,8 @@ from souls.mind.hebbian import Associations, HebbianConfig
 from souls.recall.cues import Boosts, Cues, Factors, weigh, weigh_one
 from souls.results import Explanation, RecallItem, TermWeight
 from souls.store.bm25 import TermStats
-from souls.store.neighbours import MAX_TURNS
-from souls.store.store import Hit, Store
+from souls.store.neighbours import MAX_TURNS, Row
+from souls.store.store import Candidate, Hit, Store
 from souls.text.tokenize import fts_match, query_terms, tokens
 
 __all__ = ["Citations", "HitCache", "RecallConfig", "Recollection", "recall"]
@@ -64,7 +77,8 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     # 0: none. Applies to memories stored from then on.
     context_turns: int = 2
     # How much a query term found in a memory's context counts (1: as in its own text).
-    context_weight: float = 0.4
+    # The context only lifts a memory that matches the query itself, never brings one.
+    context_weight: float = 0.40
     # A memory said by someone the query names (its event's sender, or the person linked
     # to that account) scores 1 + this times.
     speaker_boost: float = 0.6
@@ -93,11 +107,13 @@ class Recollection:
     items: list[RecallItem]
     # Memories that ranked just below the cut (retrieval-induced forgetting).
     competitors: list[int]
-
-    @property
-    def fired(self) -> list[int]:
-        """The memories recalled on their own merit (not as associates)."""
-        return [item.id for item in self.items if item.via != "hebbian"]
+    # The memories that fire together: recalled on their own merit (not as associates)
+    # and holding at least ``[hebbian] fire_share`` of the query.
+    fired: list[int] = field(default_factory=list)
+    # When each recalled memory was stored (what its rarity counts from in a context).
+    created: dict[int, float] = field(default_factory=dict)
+    # R of each memory recalled on its own merit: the share of the whole query it holds.
+    resonance: dict[int, float] = field(default_factory=dict)
 
 
 async def recall(
@@ -116,23 +132,31 @@ async def recall(
 ) -> Recollection:
     """The ``k`` best visible memories for ``query`` (plus associates). ``now``: what
     relative dates ("yesterday") count from. ``explain``: each item says why it ranked."""
-    terms = [term for term in query_terms(query) if stats.df(term)]
+    asked = query_terms(query)
+    terms = [term for term in asked if stats.df(term)]
     if not terms:
         return Recollection([], [])
     cues = await Cues.read(store, query, terms, now)
     spare = hebbian.rif_competitors if hebbian else 0
-    ranked, whys = await _bm25(store, stats, config, terms, cues, k + spare)
+    ranked, whys, rows = await _bm25(store, stats, config, terms, cues, k + spare)
     by_id = {hit.memory_id: hit for hit in ranked}
-    cited = _cited(layers, terms, config.summary_line_coverage, stats)
-    via = {memory_id: layer for memory_id, _, layer in cited}
-    # Cited memories first (in summary order), then BM25's; associates of those. What
-    # BM25 did not already bring is read in one go.
-    first = [memory_id for memory_id, _, _ in cited][:k]
+    cited = _cited(layers, terms, asked, config.summary_line_coverage, stats)
+    via = {memory_id: layer for memory_id, _, layer, _ in cited}
+    # Cited memories first (in summary order), then BM25's; associates of those that
+    # really matched. What BM25 did not already bring is read in one go.
+    first = [memory_id for memory_id, _, _, _ in cited][:k]
     seeds = first + [hit.memory_id for hit in ranked if hit.memory_id not in via][: k - len(first)]
+    resonance = await _resonance(store, stats, config, asked, seeds, whys, rows)
+    share = hebbian.fire_share if hebbian is not None else 1.0
+
+    def matched(memory_id: int) -> bool:
+        return resonance.get(memory_id, 0.0) >= share
+
     walked: list[tuple[int, float]] = []
     if associations is not None and hebbian is not None and len(associations):
-        walked = associations.walk(seeds, hebbian.max_hops, hebbian.max_associates)
-    scores = {memory_id: score for memory_id, score, _ in cited} | dict(walked)
+        spreading = [memory_id for memory_id in seeds if matched(memory_id)]
+        walked = associations.walk(spreading, hebbian.max_hops, hebbian.max_associates)
+    scores = {memory_id: covered for memory_id, covered, _, _ in cited} | dict(walked)
     wanted = [(m, scores[m]) for m in [*first, *(m for m, _ in walked)] if m not in by_id]
     fetched = await _details(store, wanted, cache)
     # A cited memory is scored by how much of the query its summary line covers.
@@ -147,14 +171,45 @@ async def recall(
         for hit in chosen_hits:
             cache.put(hit)
     items = [_item(hit, via.get(hit.memory_id, "bm25")) for hit in chosen_hits]
-    shown = {item.id for item in items}
+    created = {hit.memory_id: hit.created for hit in chosen_hits}
     for memory_id, strength in walked:
         associate = fetched.get(memory_id) or by_id.get(memory_id)
-        if associate is not None and memory_id not in shown:
+        if associate is not None and memory_id not in created:
             items.append(_item(replace(associate, score=strength), "hebbian"))
+            created[memory_id] = associate.created
+    fired = [hit.memory_id for hit in chosen_hits if matched(hit.memory_id)] if hebbian else []
     if explain:
         items = await _explained(store, stats, config, terms, cues, items, whys, cited)
-    return Recollection(items, competitors)
+    shown = {hit.memory_id: resonance.get(hit.memory_id, 0.0) for hit in chosen_hits}
+    return Recollection(items, competitors, fired, created, shown)
+
+
+async def _resonance(
+    store: Store,
+    stats: TermStats,
+    config: RecallConfig,
+    asked: Sequence[str],
+    ids: list[int],
+    whys: dict[int, Factors],
+    rows: dict[int, Row],
+) -> dict[int, float]:
+    """R of each memory of ``ids`` for the query ``asked`` (all its terms): what its row
+    (its text, and its neighbours as they count in recall) holds of the whole query,
+    times what the query's cues (speaker, dates) made of it, at most 1. ``rows``: those
+    at hand; the others are read."""
+    missing = [memory_id for memory_id in ids if memory_id not in rows]
+    if missing:
+        rows = rows | await store.rows(missing)
+    weight = config.context_weight
+    found = {}
+    for memory_id in ids:
+        row = rows.get(memory_id)
+        if row is None:
+            continue
+        held = stats.resonance(asked, row.doc.split(), f"{row.prior} {row.later}".split(), weight)
+        why = whys.get(memory_id)
+        found[memory_id] = min(held * why.speaker * why.time, 1.0) if why else held
+    return found
 
 
 class HitCache:
@@ -205,21 +260,40 @@ async def _bm25(
     terms: list[str],
     cues: Cues,
     limit: int,
-) -> tuple[list[Hit], dict[int, Factors]]:
-    """The ``limit`` best memories by BM25 and cues, and how each was scored."""
+) -> tuple[list[Hit], dict[int, Factors], dict[int, Row]]:
+    """The ``limit`` best memories by BM25 and cues, how each was scored, and the index
+    rows of those scored.
+
+    Only memories that match the query themselves come — their own text holds a query
+    term, or someone the query names said them: their neighbours lift them, never bring
+    them alone (checked on the candidates' rows)."""
     weight = config.context_weight
     probe = stats.discriminating(terms, config.common_term_share, config.common_term_floor)
     rare = max(config.common_term_share * stats.documents, config.common_term_floor)
     fallback = stats.df(probe[0]) > rare  # no term is discriminating: the rarest stands in
+    held = frozenset(terms)
     if len(probe) == len(terms) and not cues and not fallback:
-        # Every term fetches and nothing re-ranks: FTS5's ranking is the exact order.
-        hits = await store.search(fts_match(terms), limit, weight)
-        return hits, {hit.memory_id: Factors(hit.score) for hit in hits}
+        # Every term fetches and nothing re-ranks: FTS5's ranking is the exact order, of
+        # which the best that hold a term themselves. Should too many of the best hold
+        # them only in their neighbours, SQLite filters (exact, and slower).
+        match = fts_match(terms)
+        found = await store.candidates(match, 2 * limit, weight)
+        kept = [c for c in found if not held.isdisjoint(c.doc.split())]
+        if len(kept) < limit and len(found) == 2 * limit:
+            kept = await store.candidates(match, limit, weight, own=match)
+        kept = kept[:limit]
+        return (
+            [c.hit(c.score) for c in kept if c.visible],
+            {c.memory_id: Factors(c.score) for c in kept},
+            {c.memory_id: Row(c.memory_id, c.doc, c.prior, c.later) for c in kept},
+        )
     wanted = max(limit * config.candidates_per_result, 50)
     common = [term for term in terms if term not in probe]
+    named = cues.named
     if fallback:
         # The rarest term is in most rows' context: it fetches by the memories' own text
-        # only (a cheaper scan), and every term is scored here.
+        # only (a cheaper scan, and every candidate holds a term), and every term is
+        # scored here.
         found = await store.candidates(fts_match(probe), wanted)
         common = terms
     else:
@@ -238,6 +312,8 @@ async def _bm25(
         base = 0.0 if fallback else c.score
         if len(best) == limit and (base + reach) * most < best[0]:
             break
+        if not fallback and not _matches(c, held, named):
+            continue
         why = whys[c.memory_id] = Factors(
             base + score(c.doc, c.prior, c.later) if score is not None else base
         )
@@ -253,11 +329,24 @@ async def _bm25(
     )
     # As Store.hits would: the best ``limit``, then only the visible among them.
     by_id = {c.memory_id: c for c in found}
-    return [
-        by_id[memory_id].hit(score)
-        for memory_id, score in rescored[:limit]
-        if by_id[memory_id].visible
-    ], whys
+    rows = {m: Row(m, by_id[m].doc, by_id[m].prior, by_id[m].later) for m, _ in rescored[:limit]}
+    return (
+        [
+            by_id[memory_id].hit(score)
+            for memory_id, score in rescored[:limit]
+            if by_id[memory_id].visible
+        ],
+        whys,
+        rows,
+    )
+
+
+def _matches(c: Candidate, held: frozenset[str], named: frozenset[str]) -> bool:
+    """Whether a candidate matches the query itself, not only through its neighbours:
+    said by someone the query names, or its own text holds a query term."""
+    if named and (c.person in named or c.sender in named):
+        return True
+    return not held.isdisjoint(c.doc.split())
 
 
 def _boosts(config: RecallConfig) -> Boosts:
@@ -272,7 +361,7 @@ async def _explained(
     cues: Cues,
     items: list[RecallItem],
     whys: dict[int, Factors],
-    cited: Collection[tuple[int, float, str]],
+    cited: Collection[tuple[int, float, str, bool]],
 ) -> list[RecallItem]:
     """``items`` with their explanations: BM25 by term (text and context), cues, and
     the summary line or Hebbian edge that brought them."""
@@ -280,7 +369,8 @@ async def _explained(
     missing = {item.id: Factors() for item in items if item.id not in whys}
     if cues and missing:
         await weigh(store, cues, _boosts(config), missing)
-    coverage = {memory_id: share for memory_id, share, _ in cited}
+    coverage = {memory_id: share for memory_id, share, _, _ in cited}
+    by_known = {memory_id for memory_id, _, _, known in cited if known}
     weight = config.context_weight
     out = []
     for item in items:
@@ -309,6 +399,9 @@ async def _explained(
         if summary is not None:
             reasons.append(
                 f"cited by a {item.via} line covering {summary:.0%} of the query (by idf)"
+                if item.id not in by_known
+                else f"cited by a {item.via} line holding {summary:.0%} of the query's words"
+                " (every memory holds them: nothing else ranks it)"
             )
         hebbian = item.score if item.via == "hebbian" else None
         if hebbian is not None:
@@ -341,27 +434,40 @@ class Citations:
 def _cited(
     layers: Sequence[tuple[str, Citations]],
     terms: Sequence[str],
+    asked: Sequence[str],
     coverage: float,
     stats: TermStats,
-) -> list[tuple[int, float, str]]:
-    """(memory id, line coverage, layer) for memories cited by matching summary lines.
-    A line covers the query's terms weighted by idf, as BM25 weighs them: a line
-    sharing only the query's most common words covers little of it."""
-    weights = {term: stats.idf(term) for term in terms}
-    total = sum(weights.values())
-    cited: list[tuple[int, float, str]] = []
+) -> list[tuple[int, float, str, bool]]:
+    """(memory id, line coverage, layer, by known words) for memories cited by matching
+    summary lines, best line first. A line covers the whole query (``asked``), each term
+    weighed as evidence (:meth:`~souls.store.bm25.TermStats.weight`): words no memory
+    holds count, as the rarest, and a line sharing only words every memory holds covers
+    nothing of it — a line covering half the query points where the query does.
+
+    When the words memories hold of the query (``terms``) are no evidence at all —
+    every one in every memory — no line covers anything and BM25 cannot tell memories
+    apart: then the lines holding the most of those words (by idf) come first, as the
+    layered order (summary, weekly, all) has it ("by known words"). Either way a cited
+    memory's R is what its own row holds (:func:`_resonance`), not its line's share."""
+    evidence = {term: stats.weight(term) for term in asked}
+    whole = sum(evidence.values())
+    known = sum(evidence[term] for term in terms)
+    idf = {term: stats.idf(term) for term in terms}
+    total = sum(idf.values())
+    cited: list[tuple[int, float, str, bool]] = []
     seen: set[int] = set()
     for layer, citations in layers:
         matches: list[tuple[float, int, list[int]]] = []
         for position, (words, ids) in enumerate(citations.lines):
-            share = sum(w for term, w in weights.items() if term in words) / total
+            held = sum(w for term, w in evidence.items() if term in words) / whole if whole else 0.0
+            share = held if known > 0 else sum(w for t, w in idf.items() if t in words) / total
             if share >= coverage:
                 matches.append((share, position, ids))
         for share, _, ids in sorted(matches, key=lambda m: (-m[0], m[1])):
             for memory_id in ids:
                 if memory_id not in seen:
                     seen.add(memory_id)
-                    cited.append((memory_id, round(share, 4), layer))
+                    cited.append((memory_id, round(share, 4), layer, known <= 0))
     return cited
 
 

@@ -120,6 +120,46 @@ class TermStats:
 
         return score
 
+    def weight(self, term: str) -> float:
+        """What ``term`` weighs as evidence that a row holds a query (resonance R,
+        DESIGN §3.5): ln((N + 0.5) / (n + 0.5)), the idf of a term against all rows. A
+        term in every row weighs nothing (holding it tells no row from another); one in
+        no row weighs most. Unlike BM25's idf it stays positive for a term in most rows,
+        so a small soul still tells its rows apart."""
+        n = self._df.get(term, 0)
+        return max(math.log((self.documents + 0.5) / (n + 0.5)), 0.0)
+
+    def ideal(self, terms: Sequence[str]) -> float:
+        """The most a row can hold of a query of ``terms`` (distinct): the BM25, with
+        :meth:`weight` for idf, of a row made of exactly those terms, each once. 0 when
+        the query holds no evidence at all (every term in every row)."""
+        if not terms or not self.documents or not self.tokens:
+            return 0.0
+        norm = K1 * (1 - B + B * len(terms) / (self.tokens / self.documents))
+        return sum(self.weight(term) for term in terms) * (K1 + 1) / (1 + norm)
+
+    def resonance(
+        self,
+        terms: Sequence[str],
+        tokens: Sequence[str],
+        context: Sequence[str] = (),
+        context_weight: float = 0.0,
+    ) -> float:
+        """R of a row for the query ``terms`` (distinct, all of them, known or not): the
+        share of the query it holds, its BM25 with :meth:`weight` for idf over
+        :meth:`ideal`, in [0, 1]. 0 when the query holds no evidence."""
+        ideal = self.ideal(terms)
+        length = len(tokens) + len(context)
+        if not ideal > 0 or not length:
+            return 0.0
+        norm = K1 * (1 - B + B * length / (self.tokens / self.documents))
+        held = 0.0
+        for term in terms:
+            tf = tokens.count(term) + (context_weight * context.count(term) if context else 0.0)
+            if tf:
+                held += self.weight(term) * tf * (K1 + 1) / (tf + norm)
+        return min(held / ideal, 1.0)
+
     def bound(self, terms: Sequence[str]) -> float:
         """More than ``terms`` can add to any row's :meth:`score` (each term's share
         stays below its idf times K1 + 1)."""

@@ -62,6 +62,8 @@ class Changes:
     fired: dict[str, float] = field(default_factory=dict)
     # Assembled contexts to log.
     assemblies: list[AssemblyRow] = field(default_factory=list)
+    # Items a context injected (by label, m12 c5 g3...) -> when they surfaced.
+    surfaced: dict[str, float] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(
@@ -76,6 +78,7 @@ class Changes:
             or self.state
             or self.fired
             or self.assemblies
+            or self.surfaced
         )
 
 
@@ -155,6 +158,12 @@ async def write_changes(db: aiosqlite.Connection, changes: Changes, now: float) 
                 )
                 for a in changes.assemblies
             ],
+        )
+    if changes.surfaced:
+        await db.executemany(
+            "INSERT INTO surfaced (item, at) VALUES (?, ?)"
+            " ON CONFLICT (item) DO UPDATE SET at = max(at, excluded.at)",
+            list(changes.surfaced.items()),
         )
     if changes.state:
         await db.executemany(

@@ -93,6 +93,7 @@ class Hit:
     score: float
     ref: str | None
     event_id: int | None
+    created: float = 0.0  # when the memory was stored
 
 
 class Candidate(msgspec.Struct, frozen=True, gc=False):
@@ -116,6 +117,7 @@ class Candidate(msgspec.Struct, frozen=True, gc=False):
     sender: str | None
     person: str | None
     ts: float | None
+    created: float | None  # when the memory was stored
 
     def hit(self, score: float) -> Hit:
         """The memory as recall returns it, with ``score`` (only when visible)."""
@@ -123,7 +125,14 @@ class Candidate(msgspec.Struct, frozen=True, gc=False):
         assert self.text is not None
         assert self.salience is not None
         return Hit(
-            self.memory_id, self.kind, self.text, self.salience, score, self.ref, self.event_id
+            self.memory_id,
+            self.kind,
+            self.text,
+            self.salience,
+            score,
+            self.ref,
+            self.event_id,
+            self.created or 0.0,
         )
 
     def origin(self) -> Origin | None:
@@ -354,45 +363,59 @@ class Store:
     # ``ORDER BY bm25(...)`` rather than ``ORDER BY rank``: the same order, measurably
     # cheaper in SQLite 3.40.
     async def search(
-        self, match: str, limit: int, context_weight: float | None = None
+        self,
+        match: str,
+        limit: int,
+        context_weight: float | None = None,
+        *,
+        own: str | None = None,
     ) -> list[Hit]:
         """Visible memories matching the FTS5 expression ``match``, best BM25 first.
 
         ``context_weight``: also match the memories' neighbouring turns, whose tokens
-        count this much (see :mod:`souls.store.bm25`); None: their own text only."""
+        count this much (see :mod:`souls.store.bm25`); None: their own text only.
+        ``own``: only memories whose own text matches this expression too (their
+        neighbours may then lift them, never bring them alone)."""
         match, weight = _scoped(match, context_weight)
+        own_sql, own_args = _own(own)
         sql = f"""
-            SELECT m.id, {_KIND}, m.text, m.salience, -f.score, e.ref, m.event_id
+            SELECT m.id, {_KIND}, m.text, m.salience, -f.score, e.ref, m.event_id, m.created
             FROM (SELECT rowid, bm25(memory_fts, 1.0, ?, ?) AS score FROM memory_fts
-                  WHERE memory_fts MATCH ? ORDER BY score LIMIT ?) AS f
+                  WHERE memory_fts MATCH ? {own_sql} ORDER BY score LIMIT ?) AS f
             JOIN memories AS m ON m.id = f.rowid
             LEFT JOIN events AS e ON e.id = m.event_id
             ORDER BY f.score, m.id
         """
-        rows = await self._db.execute_fetchall(sql, (weight, weight, match, limit))
+        rows = await self._db.execute_fetchall(sql, (weight, weight, match, *own_args, limit))
         return [Hit(*row) for row in rows]
 
     async def candidates(
-        self, match: str, limit: int, context_weight: float | None = None
+        self,
+        match: str,
+        limit: int,
+        context_weight: float | None = None,
+        *,
+        own: str | None = None,
     ) -> list[Candidate]:
         """Like :meth:`search`, but the ``limit`` best matches by BM25 whether visible
         or not, each with its indexed row, memory and origin (to re-rank in one read)."""
         match, weight = _scoped(match, context_weight)
+        own_sql, own_args = _own(own)
         # The rows are read for the chosen few only (SQLite's sorter would carry every
         # match's documents), straight from FTS5's content table (columns c0, c1, c2:
         # doc, prior, later): a plain b-tree read, a third of a lookup through FTS5.
         sql = f"""
             SELECT c.rowid, c.score, f.c0, f.c1, f.c2,
                    m.id IS NOT NULL AND m.hidden_at IS NULL, {_KIND}, m.text, m.salience,
-                   e.ref, m.event_id, e.sender, e.person, e.ts
+                   e.ref, m.event_id, e.sender, e.person, e.ts, m.created
             FROM (SELECT rowid, -bm25(memory_fts, 1.0, ?, ?) AS score FROM memory_fts
-                  WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT ?) AS c
+                  WHERE memory_fts MATCH ? {own_sql} ORDER BY score DESC LIMIT ?) AS c
             JOIN memory_fts_content AS f ON f.id = c.rowid
             LEFT JOIN memories AS m ON m.id = c.rowid
             LEFT JOIN events AS e ON e.id = m.event_id
             ORDER BY c.score DESC, c.rowid
         """
-        rows = await self._db.execute_fetchall(sql, (weight, weight, match, limit))
+        rows = await self._db.execute_fetchall(sql, (weight, weight, match, *own_args, limit))
         return [Candidate(*row) for row in rows]
 
     async def rows(self, memory_ids: Sequence[int]) -> dict[int, Row]:
@@ -419,17 +442,17 @@ class Store:
             return []
         marks = ",".join("?" * len(scored))
         sql = f"""
-            SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id
+            SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id, m.created
             FROM memories AS m LEFT JOIN events AS e ON e.id = m.event_id
             WHERE m.id IN ({marks}) AND m.hidden_at IS NULL
         """
         rows = await self._db.execute_fetchall(sql, [memory_id for memory_id, _ in scored])
         found = {row[0]: row for row in rows}
         return [
-            Hit(memory_id, kind, text, salience, score, ref, event_id)
+            Hit(memory_id, kind, text, salience, score, ref, event_id, created)
             for memory_id, score in scored
             if memory_id in found
-            for _, kind, text, salience, ref, event_id in (found[memory_id],)
+            for _, kind, text, salience, ref, event_id, created in (found[memory_id],)
         ]
 
     async def term_stats(self) -> TermStats:
@@ -487,6 +510,17 @@ def _scoped(match: str, context_weight: float | None) -> tuple[str, float]:
     if context_weight is None:
         return f"doc : ({match})", 0.0
     return match, context_weight
+
+
+def _own(own: str | None) -> tuple[str, tuple[str, ...]]:
+    """The condition (and its argument) that a row's own text matches ``own``. The
+    ``+`` keeps SQLite from looking every listed row up in FTS5 one by one: the list
+    is built once and checked as a filter."""
+    if own is None:
+        return "", ()
+    return "AND +rowid IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?)", (
+        f"doc : ({own})",
+    )
 
 
 def _statements(script: str) -> list[str]:

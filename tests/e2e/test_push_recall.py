@@ -274,3 +274,46 @@ def test_import_with_many_rejections_keeps_counts_exact(soupd: Daemon) -> None:
     # Either every rejection has its reason, or the list says it was cut.
     assert result["reasons_truncated"] is (len(indexes) < 180)
     assert soupd.counts("alpha") == (1, 1)
+
+
+# One person's week with their assistant, as a chat bridge pushes it.
+WEEK = [
+    ("lin", "dm", "hey so um my cat is called Tuanzi and she's been throwing up since sunday"),
+    ("ada", "assistant", "Oh no, poor Tuanzi. Has she been eating and drinking normally?"),
+    ("lin", "dm", "drinking a LOT actually. the vet said maybe kidney stuff?? bloodwork friday"),
+    ("lin", "dm", "I live in Shanghai, near the river. for now anyway lol"),
+    ("lin", "dm", "I really like oolong tea, the roasted kind"),
+    ("lin", "dm", "I promise I'll call grandma this weekend, she keeps asking"),
+    ("lin", "dm", "ok so. big news. we moved to Hangzhou, the new flat is tiny but cute"),
+    ("lin", "dm", "I work as a product designer at Lantern Labs"),
+    ("lin", "dm", "I enjoy pottery on wednesdays, it's so messy haha"),
+    ("lin", "dm", "I hate cilantro btw, never put it in a recipe for me"),
+    ("lin", "dm", "also I love jazz, went to a tiny bar show yesterday"),
+    ("lin", "dm", "my partner Sam is a nurse, works nights"),
+    ("lin", "dm", "I enjoy hiking in the hills near the lake on weekends"),
+    ("lin", "dm", "I dislike crowded trains, I take the bike when I can"),
+    ("lin", "dm", "I adore dumplings from the place downstairs, the pork and chive ones"),
+    ("lin", "dm", "today was long. Priya moved the deadline AGAIN"),
+    ("lin", "dm", "I like reading sci-fi before bed"),
+]
+
+
+def test_contexts_rotate_and_the_mode_follows_the_whole_query(soupd: Daemon) -> None:
+    for n, (sender, kind, text) in enumerate(WEEK):
+        pushed = soupd.push("alpha", text, sender=sender, kind=kind, session=f"day-{n // 6}")
+        assert pushed["status"] == "stored"
+
+    shown = []
+    for _ in range(5):
+        context = soupd.result("context", {"soul": "alpha", "session": "evening"})
+        recalled = [s for s in context["sections"] if s["name"] == "recalled"]
+        shown.append(frozenset(recalled[0]["items"]) if recalled else frozenset())
+    # Each context injects what has waited longest: five in a row are not one set.
+    assert len(set(shown)) >= 3, [sorted(x) for x in shown]
+
+    modes = {}
+    for query in ("xylophone quantum zebra today", "Tuanzi vet kidney"):
+        soupd.result("context", {"soul": "alpha", "query": query, "session": "evening"})
+        modes[query] = soupd.result("why", {"soul": "alpha"})["mode"]
+    # One memory says "today", none the other words: small talk, not a retrieval.
+    assert modes == {"xylophone quantum zebra today": "emergence", "Tuanzi vet kidney": "retrieval"}

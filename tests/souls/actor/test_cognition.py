@@ -203,6 +203,9 @@ async def test_edges_fade_nightly_and_are_pruned(tmp_path: Path) -> None:
     async with soul(tmp_path, config) as lab:
         await lab.push("red kite")
         await lab.push("red fox")
+        # Not every memory is red: "red" points at the two that are, so they fire (a
+        # word in every memory tells nothing and wires nothing).
+        await lab.push("grey heron")
         await lab.ask(Recall("red"))
         await lab.ask(Decay())
         assert lab.sql("SELECT weight FROM edges") == [(0.5,)]

@@ -1,6 +1,7 @@
 """Context assembly's entry shortlist: the few active entries that can be among the
 items a context keeps. It must be exact — ``choose`` over the shortlist picks what it
-picks over every entry, in either mode, whatever else competes — and small."""
+picks over every entry, in either mode, whatever else competes, whatever surfaced
+when and however the query's terms weigh — and small."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from souls.recall.assembly import Contender, choose, memory_candidates, open_candidate
+from souls.recall.assembly import Contender, Query, choose, memory_candidates, open_candidate
 from souls.recall.potential import PotentialConfig
 from souls.recall.shortlist import Entry, EntryIndex, entry_candidate, shortlist
 from souls.results import RecallItem
@@ -48,15 +49,34 @@ def entries(draw: st.DrawFn, count: int) -> list[Entry]:
     return found
 
 
+def surface(draw: st.DrawFn, index: EntryIndex, held: list[Entry]) -> None:
+    """Some entries surfaced in contexts: before or after they were recorded, some more
+    than once (the later time holds), and some ids not in the index at all."""
+    ids = [e.id for e in held] + [501, 502]
+    for _ in range(draw(st.integers(0, 25))):
+        days = draw(st.sampled_from(AGES) | st.floats(-5.0, 5000.0))
+        index.surface({draw(st.sampled_from(ids)): NOW - days * DAY})
+
+
+def query_of(draw: st.DrawFn, words: frozenset[str]) -> Query:
+    """``words`` weighed as idf would: rare, common, in every memory (floored)."""
+    weight = st.sampled_from((1.0, 1e-6, 0.3, 2.5, 7.1))
+    return Query([(w, draw(weight)) for w in sorted(words)])
+
+
+def candidates_of(
+    index: EntryIndex, listed: list[Entry], query: Query, fidelity_ai: float
+) -> list[Contender]:
+    return [entry_candidate(e, query, NOW, fidelity_ai, index.surfaced_at(e.id)) for e in listed]
+
+
 def others(draw: st.DrawFn) -> list[Contender]:
     """Memories, questions and tasks: what competes with the entries."""
-    found = memory_candidates(
-        [
-            RecallItem(i, "observation", f"memory {i}", draw(st.floats(0.0, 1.0)), "bm25", [])
-            for i in range(draw(st.integers(0, 4)))
-        ],
-        1.0,
-    )
+    memories = [
+        RecallItem(i, "observation", f"memory {i}", draw(st.floats(0.0, 9.0)), "bm25", [])
+        for i in range(draw(st.integers(0, 4)))
+    ]
+    found = memory_candidates(memories, {m.id: draw(st.floats(0.0, 1.0)) for m in memories})
     for i in range(draw(st.integers(0, 3))):
         kind = draw(st.sampled_from(("question", "task")))
         r = draw(st.sampled_from((0.0, 0.1, 0.25, 1.0)))
@@ -76,18 +96,20 @@ def test_the_shortlist_picks_what_every_entry_would(data: st.DataObject) -> None
     held = entries(data.draw, data.draw(st.integers(0, 40)))
     competing = others(data.draw)
     words = frozenset(data.draw(st.sets(st.sampled_from((*VOCABULARY, "zebra")), max_size=7)))
+    query = query_of(data.draw, words)
     config = data.draw(st.sampled_from(CONFIGS))
     limit = data.draw(st.integers(1, 10))
     fidelity_ai = data.draw(st.sampled_from((0.0, 0.37, 1.0)))
     index = EntryIndex(held)
+    surface(data.draw, index, held)
 
-    listed = shortlist(index, words, NOW, config, limit, fidelity_ai)
+    listed = shortlist(index, query, NOW, config, limit, fidelity_ai)
 
     assert [e.id for e in listed] == sorted({e.id for e in listed})
     if held:
         assert listed
-    every = [entry_candidate(e, words, NOW, fidelity_ai) for e in index.entries()]
-    few = [entry_candidate(e, words, NOW, fidelity_ai) for e in listed]
+    every = candidates_of(index, index.entries(), query, fidelity_ai)
+    few = candidates_of(index, listed, query, fidelity_ai)
     assert picks(competing + few, config, limit) == picks(competing + every, config, limit)
 
 
@@ -107,11 +129,12 @@ def test_a_large_soul_shortlists_a_handful() -> None:
     index = EntryIndex(held)
     config = PotentialConfig()
     for words in (frozenset({"kayak"}), frozenset(), frozenset({"zebra", "yak"})):
-        listed = shortlist(index, words, NOW, config, 8, 0.6)
+        query = Query([(w, 1.0) for w in sorted(words)])
+        listed = shortlist(index, query, NOW, config, 8, 0.6)
         # Retrieval: the best 8 by R; emergence: at most 8 per group walked.
         assert 1 <= len(listed) <= 4 * 8, words
-        every = [entry_candidate(e, words, NOW, 0.6) for e in held]
-        few = [entry_candidate(e, words, NOW, 0.6) for e in listed]
+        every = candidates_of(index, held, query, 0.6)
+        few = candidates_of(index, listed, query, 0.6)
         assert picks(few, config, 8) == picks(every, config, 8)
 
 
@@ -121,9 +144,9 @@ def test_ties_go_by_id_when_age_no_longer_tells_entries_apart() -> None:
         Entry(i, "claim", f"entry {i}", (), NOW - (3650 + (-i % 97)) * DAY, True)
         for i in range(1, 300)
     ]
-    listed = shortlist(EntryIndex(held), frozenset(), NOW, PotentialConfig(), 5, 1.0)
-    every = [entry_candidate(e, frozenset(), NOW, 1.0) for e in held]
-    few = [entry_candidate(e, frozenset(), NOW, 1.0) for e in listed]
+    listed = shortlist(EntryIndex(held), Query(), NOW, PotentialConfig(), 5, 1.0)
+    every = [entry_candidate(e, Query(), NOW, 1.0) for e in held]
+    few = [entry_candidate(e, Query(), NOW, 1.0) for e in listed]
     _, shown, _ = choose(few, PotentialConfig(), 5)
     assert [item.id for item in shown] == [1, 2, 3, 4, 5]
     assert picks(few, PotentialConfig(), 5) == picks(every, PotentialConfig(), 5)
@@ -133,9 +156,9 @@ def test_entries_with_no_potential_still_make_a_contender() -> None:
     # Recorded just now, no query: Φ = 0, nothing is shown, yet the context ranked
     # something (its mode is emergence, not "none").
     held = [Entry(i, "claim", f"entry {i}", (), NOW, True) for i in (4, 2, 9)]
-    listed = shortlist(EntryIndex(held), frozenset(), NOW, PotentialConfig(), 8, 1.0)
+    listed = shortlist(EntryIndex(held), Query(), NOW, PotentialConfig(), 8, 1.0)
     assert [e.id for e in listed] == [2]
-    assert shortlist(EntryIndex(), frozenset({"tea"}), NOW, PotentialConfig(), 8, 1.0) == []
+    assert shortlist(EntryIndex(), Query([("tea", 1.0)]), NOW, PotentialConfig(), 8, 1.0) == []
 
 
 @settings(max_examples=100, deadline=None)
