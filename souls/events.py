@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-__all__ = ["MAX_TS", "EventIn", "event_time", "with_replay_ref"]
+__all__ = ["HEARD", "MAX_TS", "EventIn", "event_time", "with_replay_ref"]
 
 
 class EventIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -37,6 +37,10 @@ class EventIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     # The conversation/session it belongs to.
     session: str | None = None
 
+
+# How a text that came through speech-to-text (kind "voice") is shown to a model, in a
+# recalled item or a summary line alike: the words may not be what was said.
+HEARD = "(heard, via speech-to-text: words may be misheard) "
 
 # What a stored time may be, in Unix seconds: 1970-01-01 up to 5138-11-16. Every derived
 # path (due dates, the memory map, decay) adds bounded spans to it and stays within the

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from souls.events import HEARD
 from souls.intake.attention_gate import AttentionConfig, AttentionGate
 
 __all__ = ["ExtractiveReflector", "Observation", "Reflector"]
@@ -172,6 +173,8 @@ class ExtractiveReflector:
         text = _one_line(obs.text, text_cap)
         if not text:
             return
+        if obs.kind == "voice":
+            text = HEARD + text  # a summary line keeps the caveat a recalled item has
         key = _key(text)
         score = min(1.0, max(0.0, 0.6 * obs.salience + 0.4 * obs.surprise))
         line = lines.get(key)

@@ -19,13 +19,13 @@ from collections.abc import Sequence
 
 import msgspec
 
+from souls.events import HEARD
 from souls.results import ContextResult, RecallItem, Section
 
 __all__ = ["BEFORE_RECALL", "STABLE", "ContextConfig", "assemble", "label"]
 
 _CUT = "\n[…cut to fit the budget]"
 # Before a memory transcribed from speech: the words may not be what was said.
-_HEARD = "(heard, via speech-to-text: words may be misheard) "
 
 
 class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -186,7 +186,7 @@ def _recalled_section(items: Sequence[RecallItem], budget: int) -> Section | Non
     ids: list[int] = []
     labels: list[str] = []
     for item in items:
-        heard = _HEARD if item.kind == "voice" else ""
+        heard = HEARD if item.kind == "voice" else ""
         line = f"- [{label(item.kind, item.id)}] {heard}{' '.join(item.text.split())}\n"
         if used + len(line) > budget:
             break
