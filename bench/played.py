@@ -84,8 +84,10 @@ class Played:
     no_draw: Counter[str] = field(default_factory=Counter)
     modes_query: Counter[str] = field(default_factory=Counter)
     modes_idle: Counter[str] = field(default_factory=Counter)
-    # Per session: the distinct sets of recalled memory ids over its no-query contexts.
+    # Per session: the distinct sets of recalled memory ids over its no-query contexts,
+    # and of all recalled items (claims, questions, tasks, goals too).
     distinct_idle: list[int] = field(default_factory=list)
+    distinct_idle_items: list[int] = field(default_factory=list)
     reflected_pushes: int = 0
     cards: list[dict[str, Any]] = field(default_factory=list)
     reflects: Counter[str] = field(default_factory=Counter)
@@ -103,12 +105,16 @@ def sessions(turns: Sequence[Turn]) -> Iterator[list[Turn]]:
         yield current
 
 
-async def _context(client: Client, params: dict[str, Any]) -> tuple[str, frozenset[str]]:
-    """A context's mode and the memories recalled into it (from its assembly log)."""
+async def _context(
+    client: Client, params: dict[str, Any]
+) -> tuple[str, frozenset[str], frozenset[str]]:
+    """A context's mode, the memories recalled into it and all its recalled items (from
+    its assembly log)."""
     context = await client.call("context", params)
     why = await client.call("why", {"soul": params["soul"], "hash": context["hash"]})
-    recalled = frozenset(i["id"] for i in why["items"] if i["kind"] == "memory")
-    return why["mode"], recalled
+    items = frozenset(i["id"] for i in why["items"])
+    memories = frozenset(i["id"] for i in why["items"] if i["kind"] == "memory")
+    return why["mode"], memories, items
 
 
 async def play(socket: str, conversation: Conversation, contexts: int) -> Played:
@@ -129,15 +135,17 @@ async def play(socket: str, conversation: Conversation, contexts: int) -> Played
             else:
                 out.draws.append(draw)
             where = {"soul": soul, "session": session[0].session}
-            mode, _ = await _context(client, {**where, "query": topic})
+            mode, _, _ = await _context(client, {**where, "query": topic})
             out.modes_query[mode] += 1
-            seen = set()
+            seen, seen_items = set(), set()
             for _ in range(contexts):
-                mode, recalled = await _context(client, where)
+                mode, recalled, items = await _context(client, where)
                 out.modes_idle[mode] += 1
                 seen.add(recalled)
+                seen_items.add(items)
             if contexts:
                 out.distinct_idle.append(len(seen))
+                out.distinct_idle_items.append(len(seen_items))
             for turn in session:
                 pushed = await client.call("event.push", event_of(soul, turn))
                 out.turns += 1
@@ -235,6 +243,9 @@ def figures(played: Played) -> dict[str, Any]:
         "modes_query": dict(played.modes_query),
         "modes_idle": dict(played.modes_idle),
         "idle_distinct_mean": round(statistics.fmean(distinct), 2) if distinct else None,
+        "idle_items_distinct_mean": round(statistics.fmean(played.distinct_idle_items), 2)
+        if played.distinct_idle_items
+        else None,
         "idle_sessions_3plus": round(sum(d >= 3 for d in distinct) / len(distinct), 4)
         if distinct
         else None,
@@ -405,6 +416,7 @@ def render(result: dict[str, Any]) -> str:
         out.append(
             f"  idle sessions with >= 3 distinct recalled sets: {row['idle_sessions_3plus']}"
         )
+        out.append(f"  distinct sets of all recalled items: {row['idle_items_distinct_mean']}")
         out.append(f"  card tags (some): {', '.join(row['tags'][:12])}")
         out.append(
             f"  somatic topics {row['somatic_topics']}, fillers/numbers "
