@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ from souls.mind.appraisal import appraise, with_person
 from souls.mind.markers import Markers
 from souls.mind.somatic import SomaticConfig
 from souls.store import neighbours
+from souls.store.files import create_private
 from souls.store.reindex import index_damaged, reindex
 from souls.store.store import Store
 from souls.text.tokenize import tokens
@@ -245,7 +245,7 @@ class DataRights:
         """A consistent copy of the live database at ``target``; its size in bytes."""
         temporary = target.with_name(f".{target.name}.partial")
         # The copy holds everything the soul was told: this user's alone from the start.
-        await anyio.to_thread.run_sync(_create_private, temporary)
+        await anyio.to_thread.run_sync(create_private, temporary)
         async with aiosqlite.connect(temporary) as copy:
             await self._store.db.backup(copy)
         await anyio.Path(temporary).rename(target)
@@ -403,11 +403,3 @@ def _chunks(ids: Sequence[int]) -> list[list[int]]:
 
 def _marks(chunk: Sequence[int]) -> str:
     return ",".join("?" * len(chunk))
-
-
-def _create_private(path: Path) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)

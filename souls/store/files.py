@@ -23,7 +23,7 @@ from pathlib import Path
 
 from supervisor.errors import UnsafeFile
 
-__all__ = ["check_soul_files", "replace_text"]
+__all__ = ["check_soul_files", "create_private", "replace_text"]
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 # The database and SQLite's companions; a link in place of any of them would make the
@@ -69,6 +69,14 @@ def replace_text(path: Path, text: str, mode: int = 0o600) -> None:
             os.unlink(temporary)
         raise
     os.replace(temporary, path)
+
+
+def create_private(path: Path) -> None:
+    """An empty ``path`` only this user may read (0600), made afresh: a file or a planted
+    link left in its place is removed first, never followed."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    os.close(os.open(path, _CREATE, 0o600))
 
 
 def _lstat(path: Path) -> os.stat_result | None:
