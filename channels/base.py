@@ -37,6 +37,7 @@ from channels.config import ChannelConfig
 from channels.conversations import Conversations
 from souls.actor.mailbox import Future
 from souls.events import EventIn
+from souls.intake.field_screen import shown
 from souls.messages import Observe
 from souls.results import PushResult
 from supervisor.errors import RejectedInput, SoupdError
@@ -279,18 +280,26 @@ class Channel:
         except TimeoutError:
             self.stats.unacknowledged += 1
             raise NotAcknowledged(
-                f"the souls did not acknowledge event {event.ref} within {timeout:g} s; "
+                f"the souls did not acknowledge event {shown(event.ref)} within {timeout:g} s; "
                 "it will come again (raise ack_timeout if the souls are just slow)"
             ) from None
         except SoupdError as error:
             self.stats.unacknowledged += 1
-            raise NotAcknowledged(f"event {event.ref} not acknowledged: {error.message}") from error
+            raise NotAcknowledged(
+                f"event {shown(event.ref)} not acknowledged: {error.message}"
+            ) from error
         return {soul: self._count(soul, event, result) for soul, result in results}
 
     def _count(self, soul: str, event: EventIn, result: Any) -> str:
         if isinstance(result, RejectedInput):
             self.stats.rejected += 1
-            self.log.warning("channel.rejected", soul=soul, ref=event.ref, rule=result.rule)
+            self.log.warning(
+                "channel.rejected",
+                soul=soul,
+                ref=shown(event.ref),
+                rule=result.rule,
+                field=result.field,
+            )
             return result.code
         assert isinstance(result, PushResult)
         if result.status == "stored":

@@ -23,6 +23,7 @@ from websockets.asyncio.client import connect
 from channels.base import Channel, ChannelError, NotAcknowledged, chat_event
 from channels.config import SlackConfig, read_secret
 from souls.events import EventIn
+from souls.intake.field_screen import shown
 
 __all__ = ["SlackChannel"]
 
@@ -72,7 +73,7 @@ class SlackChannel(Channel):
         try:
             await self.deliver(event)
         except NotAcknowledged as exc:
-            self.log.warning("slack.unacknowledged", ref=event.ref, error=exc.message)
+            self.log.warning("slack.unacknowledged", ref=shown(event.ref), error=exc.message)
             return False
         return True
 

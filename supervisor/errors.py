@@ -135,12 +135,14 @@ class UnknownSoul(SoupdError):
 
 
 class RejectedInput(SoupdError):
-    """The hygiene gate refused a text. ``code`` is ``hygiene.<rule>``."""
+    """The hygiene gate refused a text. ``code`` is ``hygiene.<rule>``; ``field`` names
+    the refused field when it was not the event's text (``sender``, ``triggers[1]``)."""
 
-    def __init__(self, rule: str, message: str) -> None:
+    def __init__(self, rule: str, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
         self.rule = rule
         self.code = f"hygiene.{rule}"
+        self.field = field
 
 
 class SoulBusy(SoupdError):

@@ -7,7 +7,9 @@ wake-ups. :meth:`Agenda.sync` reconciles the two in one transaction:
   editing the time of a task replaces it with a new one;
 * a task that has not fired and is no longer pending in the file (checked, deleted,
   edited) is cancelled;
-* a task that fired stays fired: re-reading the file never fires it again.
+* a task that fired stays fired: re-reading the file never fires it again;
+* a task whose text holds a secret is never recorded: it is reported as a problem of its
+  line, without its text (the hygiene gate's credential rule).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import anyio
 
 from souls.actor.brain import Brain
+from souls.intake.field_screen import WITHHELD
+from souls.intake.hygiene_gate import HygieneGate
 from souls.knowledge.tasks import append_task, parse_tasks, task_line
 from souls.results import DueTask, TaskProblem, TasksResult
 from souls.store.store import Store
@@ -25,14 +29,23 @@ _FIRED_SHOWN = 20
 
 
 class Agenda:
-    def __init__(self, store: Store, brain: Brain) -> None:
+    def __init__(self, store: Store, brain: Brain, gate: HygieneGate) -> None:
         self._store = store
         self._brain = brain
+        self._gate = gate
 
     async def sync(self) -> TasksResult:
         """Re-read TASKS.md into the due table; what is pending afterwards."""
         parsed = parse_tasks(await self._brain.tasks())
-        pending = {task.key: task for task in parsed.pending()}
+        errors = [TaskProblem(e.line, e.source, e.problem) for e in parsed.errors]
+        pending = {}
+        for task in parsed.pending():
+            what = self._gate.find_secret(task.text)
+            if what is None:
+                pending[task.key] = task
+            else:
+                problem = f"looks like it contains a credential ({what}); remove the secret"
+                errors.append(TaskProblem(task.line, WITHHELD, problem))
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as db:
                 await db.executemany(
@@ -46,7 +59,7 @@ class Agenda:
                     "DELETE FROM due WHERE key = ?",
                     [(key,) for (key,) in unfired if key not in pending],
                 )
-        errors = [TaskProblem(e.line, e.source, e.problem) for e in parsed.errors]
+        errors.sort(key=lambda problem: problem.line)
         return TasksResult(await self.pending(), errors, await self._fired())
 
     async def pending(self) -> list[DueTask]:

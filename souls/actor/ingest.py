@@ -101,7 +101,7 @@ class Ingest:
                 verdict = intake.admit(event, now, world)
             except SoupdError as error:
                 self._rejected[error.code] += 1
-                self._log.info("event.rejected", code=error.code, ref=event.ref)
+                self._log.info("event.rejected", code=error.code, ref=intake.shown(event.ref))
                 outcomes[index] = error
                 continue
             if isinstance(verdict, Dropped):

@@ -56,7 +56,7 @@ from souls.actor.rights import DataRights, ForgetResult
 from souls.collision.cards import CardStore
 from souls.config import SoulConfig
 from souls.events import EventIn
-from souls.intake.hygiene_gate import HygieneGate
+from souls.intake.field_screen import screen
 from souls.intake.intake import Intake
 from souls.knowledge.knowledge import Knowledge
 from souls.knowledge.persons import Persons
@@ -114,6 +114,10 @@ __all__ = ["Soul"]
 
 # Mail that does not keep a soul awake: what the scheduler and health checks send.
 _HOUSEKEEPING = (Decay, Weekly, Homeostasis, Wakeup, LastRuns, SyncTasks, Ping)
+# Requests whose texts the field screen does not read here: events pass the whole
+# gate one by one in intake (an import refuses only its bad lines), and a forget's
+# ref or pattern is never stored and must reach a secret stored before a rule knew it.
+_SCREENED_ELSEWHERE = (Observe, Import, Forget)
 _T = TypeVar("_T")
 
 
@@ -177,12 +181,10 @@ class Soul:
         )
         self._store = store
         mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
-        self._agenda = Agenda(store, self._brain)
+        self._agenda = Agenda(store, self._brain, self._intake.gate)
         cards = self._cards = CardStore(store, self._brain.root / "cards")
         persons = Persons(store)
-        knowledge = self._knowledge = Knowledge(
-            store, self.config.knowledge, HygieneGate(self.config.hygiene)
-        )
+        knowledge = self._knowledge = Knowledge(store, self.config.knowledge, self._intake.gate)
         self._ingest = Ingest(
             self.config,
             self._clock,
@@ -416,6 +418,8 @@ class Soul:
         if isinstance(message, Crash):
             raise InjectedFault(f"injected fault in soul {self.name!r}: {message.reason}")
         try:
+            if not isinstance(message, _SCREENED_ELSEWHERE):
+                screen(self._intake.gate, message)
             match message:
                 case Import(events=events):
                     # Shielded: an import commits chunk by chunk, so an interrupted one

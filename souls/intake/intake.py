@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from souls.events import EventIn, event_time
 from souls.intake.attention_gate import AttentionConfig, AttentionGate
+from souls.intake.field_screen import screen, shown
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
 from souls.intake.surprise import WorldModel
 from souls.store.store import NewEvent
@@ -28,14 +29,19 @@ class Dropped:
 
 class Intake:
     def __init__(self, hygiene: HygieneConfig, attention: AttentionConfig) -> None:
-        self._hygiene = HygieneGate(hygiene)
+        self.gate = HygieneGate(hygiene)
         self._attention = AttentionGate(attention)
+
+    def shown(self, value: str | None) -> str | None:
+        """``value`` (a ref) as a log line may carry it (see field_screen.shown)."""
+        return shown(value, self.gate)
 
     def admit(self, event: EventIn, now: float, world: WorldModel | None) -> NewEvent | Dropped:
         """Gate ``event`` and measure its surprise against ``world`` (if any).
 
         Raises RejectedInput (hygiene) or InvalidParams (bad time)."""
-        self._hygiene.check(event.text)
+        self.gate.check(event.text)
+        screen(self.gate, event, skip=("text",))
         try:
             ts = event_time(event.ts, now)
         except ValueError as exc:
