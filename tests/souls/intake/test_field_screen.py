@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
+import msgspec
 import pytest
+from credential_corpus import ORDINARY, SECRETS
 
 from souls.events import EventIn
 from souls.intake.field_screen import WITHHELD, screen, shown
@@ -96,3 +99,53 @@ def test_shown_withholds_a_secret_and_keeps_the_rest() -> None:
     gate = HygieneGate(HygieneConfig(extra_patterns=["ACME-[0-9]+"]))
     assert shown("ACME-1", gate) == WITHHELD
     assert shown("ACME-1") == "ACME-1"
+
+
+EVENT_FIELDS = ("sender", "ref", "session", "group", "channel", "kind")
+
+
+@pytest.mark.parametrize("field", EVENT_FIELDS)
+def test_the_secret_corpus_is_caught_in_every_event_field(field: str) -> None:
+    caught = []
+    for family, secret in SECRETS.items():
+        try:
+            screen(GATE, EventIn(text="hello", **{field: secret}), skip=("text",))
+        except RejectedInput as error:
+            caught.append((family, error.field))
+    assert len(caught) >= 55, sorted(set(SECRETS) - {family for family, _ in caught})
+    assert {named for _, named in caught} == {field}
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda secret: CardAdd(conclusions=["ok", secret]),
+        lambda secret: CardAdd(conclusions=["ok"], tags=[secret]),
+        lambda secret: ClaimAdd(value="tea", subject=secret),
+        lambda secret: GoalSet(GoalUpdate(action="new", statement=secret, speaker="u")),
+        lambda secret: Context(query=secret),
+    ],
+    ids=["card line", "card tag", "claim subject", "goal statement", "context query"],
+)
+def test_the_secret_corpus_is_caught_in_other_requests(
+    build: Callable[[str], msgspec.Struct],
+) -> None:
+    missed = []
+    for family, secret in SECRETS.items():
+        try:
+            screen(GATE, build(secret))
+            missed.append(family)
+        except RejectedInput:
+            pass
+    assert len(missed) <= 5, missed
+
+
+@pytest.mark.parametrize("field", EVENT_FIELDS)
+def test_no_ordinary_text_is_refused_in_any_event_field(field: str) -> None:
+    refused = []
+    for text in ORDINARY:
+        try:
+            screen(GATE, EventIn(text="hello", **{field: text}), skip=("text",))
+        except RejectedInput:
+            refused.append(text[:60])
+    assert refused == []
