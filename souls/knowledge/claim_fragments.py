@@ -16,6 +16,7 @@ __all__ = [
     "AP",
     "BDAY",
     "BE",
+    "CHILD",
     "CLAUSE_END",
     "HAN",
     "JOBS",
@@ -27,18 +28,22 @@ __all__ = [
     "ORG",
     "PARTNER",
     "PLACE",
+    "SIBLING",
     "STOPS",
     "WILL",
     "WORD",
+    "ZH_CHILD",
     "ZH_DATE",
     "ZH_END",
     "ZH_KIND",
     "ZH_LANG",
+    "ZH_MD",
     "ZH_NAME",
     "ZH_PARTNER",
     "ZH_PHRASE",
     "ZH_PHRASE_END",
     "ZH_PLACE_END",
+    "ZH_SIBLING",
     "en_action",
     "zh_action",
 ]
@@ -58,8 +63,8 @@ ZH_PHRASE = rf"[{HAN}A-Za-z0-9][{HAN}A-Za-z0-9 ·]{{0,19}}?"
 ZH_PHRASE_END = rf"(?=$|[{STOPS}]|了|啦|啊|呀|吧|哦|呢|哈|因为|但是|可是|不过|所以|而且)"
 ZH_PLACE_END = rf"(?=$|[{STOPS}]|了|啦|啊|呀|吧|哦|的|已经|工作|上班|生活|读书|上学|长大)"
 CLAUSE_END = (
-    r"(?=\s*$|\s*[,;:()\[\]\"“”—–]|\s+(?i:but|because|since|although|though|when|whenever"
-    r"|if|so|as|and\s+i|or\s+i|which|who|that|too|anymore|any\s+more|these\s+days"
+    r"(?=\s*$|\s*[,;:()\[\]\"“”—–!.?]|\s+-\s|\s+(?i:but|because|since|although|though|when|whenever"
+    r"|if|so|as|and\s+i|or\s+i|which|who|that|too|anymore|any\s+more|these\s+days|cause"
     r"|nowadays|now|again|a\s+lot|very\s+much|more|either)\b)"
 )
 OBJ = rf"[^\s,;:()\"“”][^,;:()\"“”]{{0,60}}?{CLAUSE_END}"
@@ -74,6 +79,13 @@ KIND = (
 ZH_KIND = r"猫咪|小猫|猫|小狗|狗狗|狗|兔子|仓鼠|鹦鹉|乌龟|金鱼|鱼|龙猫|刺猬"
 PARTNER = r"wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse"
 ZH_PARTNER = r"老婆|老公|妻子|丈夫|太太|先生|女朋友|男朋友|女友|男友|对象|爱人|未婚妻|未婚夫"
+CHILD = r"daughter|son|kid|child|baby\s+girl|baby\s+boy|stepdaughter|stepson"
+ZH_CHILD = r"女儿|儿子|闺女|孩子|宝宝|大宝|二宝"
+SIBLING = r"sister|brother|sis|bro|stepsister|stepbrother|half-sister|half-brother"
+ZH_SIBLING = r"姐姐|妹妹|哥哥|弟弟|姐|妹|哥|弟"
+ZH_NUMERAL = "[零〇一二两三四五六七八九十]{1,3}"
+# A Chinese month-day (year optional) in digits or numerals: 5月8号, 五月八号.
+ZH_MD = rf"(?:\d{{4}}年)?(?:\d{{1,2}}|{ZH_NUMERAL})月(?:\d{{1,2}}|{ZH_NUMERAL})[日号]"
 JOBS = (
     r"teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|accountant|student"
     r"|researcher|scientist|writer|journalist|manager|chef|cook|pilot|farmer|architect"
@@ -101,7 +113,7 @@ BDAY = (
 )
 ZH_DATE = (
     r"大后天|后天|明天|明早|明晚|今天|今晚|(?:下个?|这个?|本)?(?:周|星期|礼拜)[一二三四五六日天]"
-    r"|(?:\d{4}年)?\d{1,2}月\d{1,2}[日号]"
+    r"(?![定直起样般些点])|(?:\d{4}年)?\d{1,2}月\d{1,2}[日号]"
 )
 WILL = rf"(?:{AP}ll|\s+will)"
 BE = rf"(?:{AP}m|{AP}re|\s+am|\s+are)"

@@ -21,6 +21,7 @@ from souls.knowledge.claim_fragments import (
     AP,
     BDAY,
     BE,
+    CHILD,
     HAN,
     JOBS,
     KIND,
@@ -30,17 +31,21 @@ from souls.knowledge.claim_fragments import (
     ORG,
     PARTNER,
     PLACE,
+    SIBLING,
     STOPS,
     WILL,
+    ZH_CHILD,
     ZH_DATE,
     ZH_END,
     ZH_KIND,
     ZH_LANG,
+    ZH_MD,
     ZH_NAME,
     ZH_PARTNER,
     ZH_PHRASE,
     ZH_PHRASE_END,
     ZH_PLACE_END,
+    ZH_SIBLING,
     en_action,
     zh_action,
 )
@@ -106,6 +111,14 @@ RULES: tuple[Rule, ...] = (
         rf"(?P<pet_name>{ZH_NAME}){ZH_END}",
         rf"我(?:们)?(?:已经|刚)?把(?:我的|我们的|我家的?|家里的)?(?P<pet_kind>{ZH_KIND})"
         rf"(?:的名字)?改(?:名|成|为)(?:叫|为|成)?了?(?P<pet_name>{ZH_NAME}){ZH_END}",
+        rf"我(?:们)?(?:家)?(?:还|也|刚|最近)?(?:养了|养着|有|收养了|领养了|捡了)"
+        rf"(?:一|两|三|几)?(?:只|条|个|头)?(?P<pet_kind>{ZH_KIND})[，,]?(?:它|她|他)?"
+        rf"(?:叫做?|名叫|名字叫)(?P<pet_name>{ZH_NAME}){ZH_END}",
+        rf"(?i:\b(?:and|plus)\s+(?:also\s+)?an?\s+(?P<pet_kind>{KIND})\s+(?:called|named))"
+        rf"\s+(?P<pet_name>{NAME})",
+        rf"(?i:\b(?:i|we)(?:\s+have|{AP}ve)?\s+(?:just\s+)?renamed\s+(?:the|our|my)\s+"
+        rf"(?P<pet_kind>{KIND})),?\s+(?i:(?:and\s+)?(?:she|he|it)(?:{AP}s|\s+is)\s+"
+        rf"(?:now\s+)?(?:called|named))\s+(?P<pet_name>{NAME})",
         trigger=_trigger(KIND.replace("|", " ").replace("\\s+", " "), ZH_KIND),
     ),
     *_rules(
@@ -117,6 +130,30 @@ RULES: tuple[Rule, ...] = (
         trigger=_trigger(
             "wife husband partner girlfriend boyfriend fiance fiancee fianc spouse", ZH_PARTNER
         ),
+    ),
+    *_rules(
+        # children and siblings (several of each may be named)
+        rf"(?i:\b(?:my|our)\s+(?:(?:eldest|oldest|youngest|little|baby|older|younger|big)\s+)?"
+        rf"(?:{CHILD})(?:{AP}s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named|\s+called"
+        rf"|,)?)\s+(?P<child_name>{NAME})(?!\s*{AP}s)",
+        rf"我(?:们)?的?(?:大|小|二)?(?:{ZH_CHILD})(?:叫做?|名叫|的名字是|的名字叫)"
+        rf"(?P<child_name>{ZH_NAME}){ZH_END}",
+        rf"(?i:\b(?:my|our)\s+(?:(?:older|younger|big|little|twin|baby|eldest|oldest|youngest)"
+        rf"\s+)?(?:{SIBLING})(?:{AP}s\s+name\s+is|\s+is\s+called|\s+is\s+named|\s+named"
+        rf"|\s+called|,)?)\s+(?P<sibling_name>{NAME})(?!\s*{AP}s)",
+        rf"我的?(?:{ZH_SIBLING})(?:叫做?|名叫|的名字是|的名字叫)(?P<sibling_name>{ZH_NAME}){ZH_END}",
+        trigger=_trigger(
+            f"{CHILD} {SIBLING}".replace("|", " ").replace("\\s+", " "), f"{ZH_CHILD}|{ZH_SIBLING}"
+        ),
+    ),
+    *_rules(
+        # allergies: the speaker's, or a named person's ("Bob is allergic to peanuts")
+        rf"(?i:\b(?:i{AP}m|i\s+am|(?P<about>{NAME})\s+is)\s+(?:(?:very|really|so|super|"
+        rf"severely|deathly|also|quite)\s+)?allergic\s+to)\s+(?P<allergy>{OBJ})",
+        rf"(?i:\b(?:i|(?P<about>{NAME}))\s+(?:has|have)\s+an?\s+(?:(?:severe|bad|serious|"
+        rf"mild)\s+)?)(?P<allergy>[A-Za-z][A-Za-z\s\-]{{1,30}}?)\s+(?i:allergy)\b",
+        rf"(?:我|(?P<about>{ZH_NAME}))(?:对|吃)(?P<allergy>[{HAN}A-Za-z]{{1,10}}?)(?:严重|有点|很)?过敏",
+        trigger=_trigger("allergic allergy", "过敏"),
     ),
     *_rules(
         # places
@@ -146,10 +183,22 @@ RULES: tuple[Rule, ...] = (
         rf"(?i:\bi(?:{AP}m|\s+am)\s+an?)\s+(?P<job>(?i:[a-z\-]+(?:\s[a-z\-]+){{0,2}}))"
         rf"\s+(?i:at|for)\s+(?:the\s+)?(?P<employer>{ORG})",
         rf"(?i:\bi\s+(?:currently\s+|now\s+)?work\s+(?:at|for))\s+(?:the\s+)?(?P<employer>{ORG})",
+        rf"(?i:\b(?:i|we)\s+(?:just\s+|recently\s+|finally\s+)?(?:got|landed|accepted|started"
+        rf"|took)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:job|position|role)\s+(?:at|with)\s+(?:the\s+)?)"
+        rf"(?P<employer>{ORG})",
+        rf"(?i:\bi\s+(?:just\s+|recently\s+)?(?:started|began)\s+(?:working|to\s+work)\s+"
+        rf"(?:at|for)\s+(?:the\s+)?)(?P<employer>{ORG})",
+        rf"(?i:\bi(?:\s+have|{AP}ve)?\s+(?:just\s+|recently\s+)?(?:switched|moved|changed)"
+        rf"\s+(?:jobs?\s+)?to\s+(?:the\s+)?)(?P<employer>{ORG})",
+        rf"我(?:已经|刚)?(?:换了?工作|跳槽)了?[，,]?(?:现在|目前)?(?:去|在|到)了?"
+        rf"(?P<employer>[{HAN}]{{2,12}}?|{ORG})(?:工作|上班|任职)",
         rf"我(?:现在|目前)?是一名(?P<job>[{HAN}]{{2,8}}?)(?=$|[{STOPS}]|在|了)",
         rf"我的(?:工作|职业)是(?P<job>[{HAN}]{{2,8}}?)(?=$|[{STOPS}]|在|了)",
         rf"我(?:现在|目前)?在(?P<employer>[{HAN}]{{2,12}}?|{ORG})(?:工作|上班|任职|实习)",
-        trigger=_trigger("work m am", "一名|工作|职业|上班|任职|实习"),
+        trigger=_trigger(
+            "work m am job position role started began switched",
+            "一名|工作|职业|上班|任职|实习|跳槽",
+        ),
     ),
     *_rules(
         # likes and dislikes
@@ -173,8 +222,8 @@ RULES: tuple[Rule, ...] = (
     *_rules(
         # birthday and language
         rf"(?i:\bmy\s+birthday\s+is(?:\s+on)?|\bi\s+was\s+born\s+on)\s+(?P<birthday>{BDAY})",
-        r"我的生日是(?P<birthday>(?:\d{4}年)?\d{1,2}月\d{1,2}[日号])",
-        r"我是?(?P<birthday>(?:\d{4}年)?\d{1,2}月\d{1,2}[日号])(?:出生|生日)",
+        rf"我的生日是(?:在)?(?P<birthday>{ZH_MD})",
+        rf"我是?(?P<birthday>{ZH_MD})(?:出生|生日)",
         rf"(?i:\bmy\s+(?:native|first|mother)\s+(?:language|tongue)\s+is)\s+"
         rf"(?P<language>{LANG})\b",
         rf"(?i:\bi(?:{AP}m|\s+am)\s+a\s+native)\s+(?P<language>{LANG})\s+(?i:speaker)",
@@ -193,10 +242,14 @@ RULES: tuple[Rule, ...] = (
         rf"|\s+(?:that\s+)?i\s+would|\s+(?:that\s+)?i{AP}d))\s+{en_action('commitment')}",
         rf"我(?:们)?(?:已经|一定)?(?:答应|保证|承诺|发誓)过?(?:你|您)?了?{zh_action('commitment')}",
         rf"(?<![你他她们])(?:我们)?说好了要?{zh_action('commitment')}",
+        rf"我(?:们)?(?:已经|一定)?(?:答应|保证|承诺)(?:你|您)了?[，,]\s*{zh_action('commitment')}",
+        rf"(?:^|(?<=[，,。！!\s]))(?P<commitment>[^{STOPS}]{{2,30}})[，,]\s*(?:那就)?(?:说好了|一言为定"
+        rf"|不见不散)",
         rf"(?i:\b(?:i|we){BE}\s+planning\s+to|\b(?:i|we)\s+plan\s+to)\s+{en_action('plan')}",
         rf"我(?:们)?(?:打算|准备|计划)(?:{ZH_DATE})?{zh_action('plan')}",
         trigger=_trigger(
-            "promise promised plan planning", "答应|保证|承诺|发誓|说好|打算|准备|计划"
+            "promise promised plan planning",
+            "答应|保证|承诺|发誓|说好|一言为定|不见不散|打算|准备|计划",
         ),
     ),
     *_rules(

@@ -27,7 +27,9 @@ import re
 from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
+from souls.knowledge.claim_cancel import find_cancelled
 from souls.knowledge.claim_dates import find_due
+from souls.knowledge.claim_events import find_events
 from souls.knowledge.claim_fragments import AP
 from souls.knowledge.claim_patterns import RULES, WORDS, Rule, Trigger
 from souls.knowledge.claim_validators import VALIDATORS
@@ -44,6 +46,10 @@ class RuleMatch(NamedTuple):
     end: int
     confidence: Confidence
     due: float | None  # epoch seconds, plans and commitments only
+    when: float | None = None  # when a told event happened (its valid time), if it says
+    about: str | None = None  # the named person it is about, when not the speaker
+    renames: bool = False  # a rename or correction: it replaces the value it names anew
+    cancels: bool = False  # a plan called off: the value names the plan it closes
 
 
 # The rules by trigger, in order (consecutive rules share their group's trigger).
@@ -105,24 +111,24 @@ _YOU = re.compile(r"(?i:\byou\b)|你|您")
 def find_claims(text: str, ts: float) -> list[RuleMatch]:
     """Claims of the speaker of ``text``, in text order, one per (slot, casefolded value)."""
     low = text.lower()
-    if _FIRST_PERSON_WORD.search(low) is None and (
-        text.isascii() or not any(h in text for h in _FIRST_PERSON_HAN)
+    if (
+        _FIRST_PERSON_WORD.search(low) is None
+        and (text.isascii() or not any(h in text for h in _FIRST_PERSON_HAN))
+        and "allergic" not in low
+        and "过敏" not in text
     ):
-        return []  # every rule needs the speaker to speak of themself (or to ask for a language)
-    words = set(WORDS.findall(low))
-    if not any(trigger.hit(words, text) for trigger, _ in _GROUPS):
-        return []  # no sentence can trigger a rule the whole text does not
+        return []  # the rules need the speaker to speak of themself (or of an allergy)
     found: list[RuleMatch] = []
     seen: set[tuple[str, str]] = set()
     for start, end, asked in _sentences(text):
         sentence = text[start:end]
+        if asked or _QUESTION.search(sentence):
+            continue
         words = set(WORDS.findall(sentence.lower()))
         rules = [
             rule for trigger, group in _GROUPS if trigger.hit(words, sentence) for rule in group
         ]
-        if not rules or asked or _QUESTION.search(sentence):
-            continue
-        for match in _sentence_claims(sentence, ts, rules):
+        for match in [*_sentence_claims(sentence, ts, rules), *_told(sentence, ts)]:
             key = (match.slot, match.value.casefold())
             if key not in seen:
                 seen.add(key)
@@ -141,20 +147,20 @@ def _sentences(text: str) -> Iterator[tuple[int, int, bool]]:
 
 
 def _sentence_claims(sentence: str, ts: float, rules: list[Rule]) -> Iterator[RuleMatch]:
-    confidence: Confidence = "high"
-    if _HEARSAY.search(sentence):
-        confidence = "low"
-    elif _HEDGE.search(sentence):
-        confidence = "medium"
+    confidence = _confidence(sentence)
     due: list[tuple[int, int, float] | None] = []  # found once, when an action needs it
     actions: list[tuple[int, int]] = []  # spans already claimed by a plan or commitment
     for rule in rules:
         for m in rule.pattern.finditer(sentence):
             if _inside_quotes(sentence, m.start()) or _CONDITIONAL.search(sentence[: m.start()]):
                 continue
+            if m.group(0)[:1] in "Ii" and _RELATIVE.search(sentence[: m.start()]):
+                continue  # "what I love is...", "the things I like": not a statement of it
             facts: list[RuleMatch] = []
+            about = m.groupdict().get("about")
+            renames = bool(_RENAMES.search(sentence))
             for slot, raw in m.groupdict().items():
-                if raw is None:
+                if raw is None or slot == "about":
                     continue
                 if slot in _ACTION_SLOTS:
                     span = m.span(slot)
@@ -169,9 +175,50 @@ def _sentence_claims(sentence: str, ts: float, rules: list[Rule]) -> Iterator[Ru
                 value = _clean(slot, raw)
                 if not (value and VALIDATORS[slot](value, sentence[m.end(slot) :])):
                     break  # one implausible value discredits the whole match
-                facts.append(RuleMatch(slot, value, m.start(), m.end(), confidence, None))
+                facts.append(
+                    RuleMatch(
+                        slot, value, m.start(), m.end(), confidence, None,
+                        about=_clean("name", about) if about else None, renames=renames,
+                    )
+                )  # fmt: skip
             else:
                 yield from facts
+
+
+def _told(sentence: str, ts: float) -> Iterator[RuleMatch]:
+    """The events ``sentence`` tells (``souls.knowledge.claim_events``) and the plans it
+    calls off (``souls.knowledge.claim_cancel``)."""
+    confidence = _confidence(sentence)
+    for event in find_events(sentence, ts):
+        if _inside_quotes(sentence, event.start) or _CONDITIONAL.search(sentence[: event.start]):
+            continue
+        when = event.when.at if event.when is not None else None
+        yield RuleMatch("event", event.value, event.start, event.end, confidence, None, when)
+    for start, end, value in find_cancelled(sentence):
+        yield RuleMatch("plan", value, start, end, confidence, None, cancels=True)
+
+
+# The words that make what follows a relative clause ("what I love is art").
+_RELATIVE = re.compile(
+    r"(?i:\b(?:what|which|that|whatever|things?|stuff|ones?|everything|something|anything|all)"
+    r"\s*$)"
+)
+
+
+def _confidence(sentence: str) -> Confidence:
+    if _HEARSAY.search(sentence):
+        return "low"
+    return "medium" if _HEDGE.search(sentence) else "high"
+
+
+# A rename or correction names the value anew: it replaces the one it corrects, even in
+# a slot that holds several values (a second daughter is no rename; "she's called Mochi
+# now" is).
+_RENAMES = re.compile(
+    r"(?i:\brenamed\b|\bnew\s+name\b|\b(?:called|named)\s+\S+\s+now\b|\bnow\s+(?:called|named)\b"
+    r"|\bactually\b|\bi\s+mean\b|\bsorry\b|\bcorrection\b|\bnot\s+\S+\s*,\s*but\b)"
+    r"|改名|改叫|改成|其实|说错了|不是.{1,6}[是叫]|现在叫"
+)
 
 
 def _inside_quotes(sentence: str, pos: int) -> bool:
@@ -185,6 +232,15 @@ def _inside_quotes(sentence: str, pos: int) -> bool:
 
 _TRAILING = re.compile(r"[\s.,;:!?。，；：！？、'\"“”’)）]+$")
 _LEADING_ARTICLE = re.compile(r"^(?i:the|an?)\s+")
+_DEFINITE = re.compile(r"(?i:the)\s")
+_DEICTIC = re.compile(r"(?i:that|this|those|these)\s")
+# The courtesies that close a turn ("I'll let you know", "see you soon", 回头聊): said to
+# be polite, not promises anyone keeps track of.
+_COURTESY = re.compile(
+    r"(?i:\b(?:let\s+(?:you|u)\s+know|keep\s+(?:you|u)\s+(?:posted|updated|informed|in\s+the"
+    r"\s+loop)|see\s+(?:you|u|ya)|talk\s+(?:to\s+(?:you|u)\s*)?(?:soon|later)|catch\s+(?:you|u)"
+    r"|get\s+back\s+to\s+(?:you|u)|be\s+in\s+touch)\b)|回头聊|再聊|再联系|有空聊"
+)
 _DATE_CONNECTOR = re.compile(
     r"(?:\s+(?i:by|on|before|until|till|at|this|next|the|in|coming))+$|[\s,]+$"
 )
@@ -197,6 +253,11 @@ _WEAK_ACTIONS = frozenset("go do see try be think wait come leave stay know chec
 def _clean(slot: str, raw: str) -> str:
     value = _TRAILING.sub("", raw.strip())
     if slot in ("likes", "dislikes"):
+        if (_DEFINITE.match(value) and len(value.split()) > 2) or _DEICTIC.match(value):
+            # A taste is said of things in general ("I love camping", "I like the rain");
+            # "I love the colour and texture", "this one" are about the thing just
+            # shown, not a preference.
+            return ""
         value = _LEADING_ARTICLE.sub("", value)
     return value
 
@@ -234,6 +295,7 @@ def _action(
         or len(words) > 15
         or (len(words) == 1 and words[0].lower() in _WEAK_ACTIONS)
         or re.match(r"(?i:not|never|be|have)\b", value)
+        or (when is None and _COURTESY.search(value))
     ):
         return None
     return RuleMatch(slot, value, quote_start, quote_end, confidence, when)

@@ -19,17 +19,25 @@ wins, in this order:
 current belief. States: active (the only injectable one), deferred (an unresolved tie,
 never injected), superseded, retracted. Invariants:
 
-- One value, one row: a candidate is a duplicate when its value is already active for
-  the subject and slot, was recorded from the same event, or is deferred or superseded
-  and saying it again would not win. A restatement never counts as corroboration (the
-  Chaos source let a restatement in a later turn corroborate; soupd does not).
+- One value, one row: a candidate is a duplicate when its value was recorded from the
+  same event, or is deferred or superseded and saying it again would not win.
+- Repetition across turns corroborates (Chaos): an active value said again in another
+  event, by a source at least as strong, is stored again one confidence level up (low →
+  medium → high) from its first valid_from, superseding the row it repeats; a high one is
+  a duplicate. (The same sentence through two channels is one event: ingest's echo
+  check, so it never corroborates itself.)
 - Single-valued slots: the rank key (source user > rule > llm, confidence high > medium >
   low, newer valid_from) decides. The loser is superseded (recorded_to = now), valid
   until the winner's valid_from, or for an empty span when it lost on rank while being
   newer; an older claim imported late therefore arrives already superseded. An exact
   tie of keys between two values defers both until a claim with a higher key arrives.
+  A keyed slot (``SlotSpec.keyed``: a pet's name by its kind) holds one value per key,
+  and two values from one event never rival ("our cats Tom and Jerry").
 - Multi-valued slots accumulate distinct values; a value in the opposite slot ("likes X"
-  against "dislikes X") is the one rival, settled by the same key.
+  against "dislikes X") is the one rival, settled by the same key. In a keyed one a
+  rename or correction (``Candidate.renames``) supersedes the live values of its key.
+- A cancellation (``Candidate.cancels``) inserts nothing: it supersedes the live plans
+  that share a content term with what was called off (``claim_cancel.closes``).
 - With distinct values and no ties, the active value is the one of highest rank, whatever
   the order in which the claims arrived.
 """
@@ -45,12 +53,15 @@ from typing import Any, Literal
 import msgspec
 
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
+from souls.knowledge.claim_cancel import closes
+from souls.knowledge.claim_keys import key_of, same_key
 from souls.knowledge.claim_rules import Confidence, find_claims, find_due
 from supervisor.errors import RejectedInput, SoupdError
 
 __all__ = [
     "ASSISTANT",
     "COVERAGE",
+    "LEGACY_TYPES",
     "SLOTS",
     "Candidate",
     "ClaimRow",
@@ -58,6 +69,7 @@ __all__ = [
     "ClaimUpdate",
     "Confidence",
     "Correction",
+    "EntryType",
     "GateResult",
     "MergePlan",
     "SlotSpec",
@@ -83,19 +95,38 @@ ClaimState = Literal["active", "superseded", "deferred", "retracted"]
 COVERAGE = 0.8
 
 
+EntryType = Literal["fact", "rule", "event"]
+
+
 class SlotSpec(msgspec.Struct, frozen=True, kw_only=True):
-    single: bool  # single-valued slots conflict; multi-valued ones accumulate
+    # single: one value holds at a time (a new one supersedes); otherwise values
+    # accumulate, and only a rename or correction of a value supersedes it.
+    single: bool
     description: str  # what the slot means, as the LLM extractor is told
     opposite: str | None = None  # the slot whose same value this one negates
     dated: bool = False  # candidates may carry a due time
+    # What tells the values apart (souls.knowledge.claim_keys): a pet by its kind (a dog
+    # never replaces the cat), a child by son or daughter. A single-valued slot with a
+    # key holds one value per key.
+    keyed: bool = False
+    type: EntryType = "fact"  # the entry type its claims are stored as
 
 
+# The one table of slots: which hold one value and which several (DESIGN §3.10).
 SLOTS: Mapping[str, SlotSpec] = types.MappingProxyType(
     {
         "name": SlotSpec(single=True, description="the speaker's own name"),
-        "pet_name": SlotSpec(single=True, description="the name of the speaker's pet"),
-        "pet_kind": SlotSpec(single=True, description="what kind of animal the pet is"),
+        "pet_name": SlotSpec(
+            single=True, keyed=True, description="the name of one of the speaker's pets"
+        ),
+        "pet_kind": SlotSpec(single=False, description="what kind of animal a pet is"),
         "partner_name": SlotSpec(single=True, description="the name of the speaker's partner"),
+        "child_name": SlotSpec(
+            single=False, keyed=True, description="the name of one of the speaker's children"
+        ),
+        "sibling_name": SlotSpec(
+            single=False, keyed=True, description="the name of a brother or sister"
+        ),
         "location": SlotSpec(single=True, description="where the speaker lives now"),
         "hometown": SlotSpec(single=True, description="where the speaker comes from"),
         "job": SlotSpec(single=True, description="the speaker's occupation"),
@@ -106,12 +137,32 @@ SLOTS: Mapping[str, SlotSpec] = types.MappingProxyType(
         "dislikes": SlotSpec(
             single=False, description="something the speaker dislikes", opposite="likes"
         ),
+        "allergy": SlotSpec(single=False, description="something the person is allergic to"),
         "commitment": SlotSpec(
             single=False, description="a promise the speaker made to the listener", dated=True
         ),
         "plan": SlotSpec(single=False, description="something the speaker plans to do", dated=True),
         "birthday": SlotSpec(single=True, description="the speaker's date of birth"),
         "language": SlotSpec(single=True, description="the speaker's native or preferred language"),
+        "event": SlotSpec(
+            single=False,
+            type="event",
+            description="something the speaker did or that happened to them (verb and object)",
+        ),
+    }
+)
+# The categories older entries and other tools use, as the three types (linghun's
+# normalisation): a decision or preference is a rule to follow, an experience an event,
+# an identity a fact.
+LEGACY_TYPES: Mapping[str, EntryType] = types.MappingProxyType(
+    {
+        "fact": "fact",
+        "rule": "rule",
+        "event": "event",
+        "decision": "rule",
+        "preference": "rule",
+        "experience": "event",
+        "identity": "fact",
     }
 )
 
@@ -130,6 +181,9 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     source: Source
     confidence: Confidence
     due: float | None = None  # UTC epoch, plans and commitments only
+    when: float | None = None  # when a told event happened (valid time), if it says
+    renames: bool = False  # names a value anew: replaces the value of its key
+    cancels: bool = False  # a plan called off: closes the live plans it names
 
 
 class GateResult(msgspec.Struct, frozen=True):
@@ -167,9 +221,14 @@ class MergePlan(msgspec.Struct, frozen=True, kw_only=True):
     # Insert the candidate in insert_state (with insert_valid_to / insert_recorded_to), or
     # nothing at all when it repeats the claim ``duplicate``; in both cases then apply
     # ``updates`` (a repeated deferred value can settle a tie).
-    insert_state: ClaimState | None  # None exactly when duplicate is set
+    # None when duplicate is set, or when the candidate only closes rows (a cancellation)
+    insert_state: ClaimState | None
     insert_valid_to: float | None = None
     insert_recorded_to: float | None = None
+    # A corroborated value is inserted with this confidence (one level up) from the
+    # valid_from of the row it repeats, which it supersedes.
+    insert_confidence: Confidence | None = None
+    insert_valid_from: float | None = None
     duplicate: int | None = None  # id of the claim the candidate repeats
     updates: tuple[ClaimUpdate, ...] = ()
 
@@ -216,13 +275,16 @@ def extract_rules(
     subject = subject_of(sender, kind)
     return [
         Candidate(
-            subject=subject,
+            subject=m.about or subject,
             slot=m.slot,
             value=m.value,
             quote=text[m.start : m.end],
             source="rule",
             confidence=m.confidence,
             due=m.due,
+            when=m.when,
+            renames=m.renames,
+            cancels=m.cancels,
         )
         for m in find_claims(text, ts)
     ]
@@ -440,16 +502,41 @@ def merge(
         raise ValueError(f"slot {_shown(candidate.slot)} is not in SLOTS; gate candidates first")
     value = _same(candidate.value)
     mine = [r for r in existing if r.subject == candidate.subject]
+    live = [r for r in mine if r.state in ("active", "deferred")]
+    if candidate.cancels:
+        called_off = [
+            r for r in live if r.slot == candidate.slot and closes(r.value, candidate.value)
+        ]
+        return MergePlan(
+            insert_state=None, updates=tuple(_supersede(r, valid_from, now) for r in called_off)
+        )
     repeats = [r for r in mine if r.slot == candidate.slot and _same(r.value) == value]
     for row in repeats:
-        if row.state == "active" or row.event_id == event_id:
+        if row.event_id == event_id:
             return MergePlan(insert_state=None, duplicate=row.id)
-    live = [r for r in mine if r.state in ("active", "deferred")]
+        if row.state == "active":
+            return _corroborate(row, candidate, now)
+    key = key_of(candidate.slot, candidate.quote) if spec.keyed else None
+    others = [
+        r
+        for r in live
+        if r.slot == candidate.slot
+        # In a keyed slot one statement may name two: "our cats Tom and Jerry".
+        and (not spec.keyed or (r.event_id != event_id and same_key(key_of(r.slot, r.quote), key)))
+    ]
     if spec.single:
-        rivals = [r for r in live if r.slot == candidate.slot]
+        rivals = others
     else:
         rivals = [r for r in live if r.slot in (candidate.slot, spec.opposite)]
         rivals = [r for r in rivals if _same(r.value) == value]
+        if spec.keyed and candidate.renames:
+            # A rename or correction replaces the value of its key that it outranks.
+            renamed = [
+                r for r in others if _SOURCE_RANK[r.source] <= _SOURCE_RANK[candidate.source]
+            ]
+            if renamed:
+                updates = tuple(_supersede(r, valid_from, now) for r in renamed)
+                return MergePlan(insert_state="active", updates=updates)
     rank = _rank(candidate.source, candidate.confidence, valid_from)
     for row in rivals:
         if row.state == "deferred" and row.slot == candidate.slot and _same(row.value) == value:
@@ -476,6 +563,25 @@ def merge(
         insert_state="superseded",
         insert_valid_to=max(valid_from, top.valid_from),
         insert_recorded_to=now,
+    )
+
+
+_RAISED: Mapping[str, Confidence] = {"low": "medium", "medium": "high", "high": "high"}
+
+
+def _corroborate(row: ClaimRow, candidate: Candidate, now: float) -> MergePlan:
+    """An active value said again in another event: it corroborates (Chaos). Below high
+    confidence the row is superseded by the same value one level surer, valid from when
+    it was first said; at high there is nothing to raise, and it is a duplicate."""
+    said = max(_CONFIDENCE_RANK[row.confidence], _CONFIDENCE_RANK[candidate.confidence])
+    raised = _RAISED[("low", "medium", "high")[said]]
+    if row.confidence == "high" or _SOURCE_RANK[candidate.source] < _SOURCE_RANK[row.source]:
+        return MergePlan(insert_state=None, duplicate=row.id)
+    return MergePlan(
+        insert_state="active",
+        insert_confidence=raised,
+        insert_valid_from=row.valid_from,
+        updates=(ClaimUpdate(row.id, "superseded", None, now),),
     )
 
 

@@ -23,12 +23,15 @@ import anyio
 import msgspec
 
 from souls.intake.hygiene_gate import HygieneGate
+from souls.knowledge.claim_events import parts
 from souls.knowledge.claims import (
+    LEGACY_TYPES,
     SLOTS,
     Candidate,
     ClaimRow,
     ClaimUpdate,
     Confidence,
+    gate,
     merge,
     related_slots,
 )
@@ -81,8 +84,14 @@ class Claim(msgspec.Struct, frozen=True):
 
     @property
     def text(self) -> str:
-        """How the context shows it: ``subject slot words: value`` for a slot claim
-        ("ann pet name: Mochi"), else the value."""
+        """How the context shows it: a told event as linghun's ``subject | action |
+        object | entities | detail`` ("Mel | painted | a lake sunrise | | last year
+        (2022)"), a slot claim as ``subject slot words: value`` ("ann pet name: Mochi"),
+        anything else as its value."""
+        if self.slot == "event":
+            p = parts(self.subject, self.value, self.quote, self.valid_from, self.valid_from)
+            shown = " | ".join((p.subject, p.action, p.object, ", ".join(p.entities), p.detail))
+            return shown + (" (needs verification)" if self.confidence == "low" else "")
         slot = self.slot.replace("_", " ") if self.slot else ""
         shown = f"{self.subject} {slot}: {self.value}" if slot else self.value
         if self.confidence == "low":
@@ -249,6 +258,22 @@ class Entries:
             chain.insert(0, older[0])
         return chain
 
+    async def person(self, subject: str) -> str:
+        """The person ``subject`` stands for: a linked account's id ("mel", "telegram:
+        4711") or a person's name in any case is that person's name; anything else is
+        itself. An id two persons share names neither."""
+        channel, sep, external = subject.partition(":")
+        rows = list(
+            await self._store.db.execute_fetchall(
+                "SELECT DISTINCT p.name FROM persons AS p LEFT JOIN identities AS i"
+                " ON i.person = p.id WHERE p.name = ? COLLATE NOCASE"
+                " OR i.external = ? COLLATE NOCASE"
+                " OR (i.channel = ? AND i.external = ?)",
+                (subject, subject, channel.strip(), external.strip() if sep else None),
+            )
+        )
+        return str(rows[0][0]) if len(rows) == 1 else subject
+
     async def slot_rows(self, subject: str, slots: Sequence[str]) -> list[ClaimRow]:
         marks = ",".join("?" * len(slots))
         rows = await self._store.db.execute_fetchall(
@@ -263,13 +288,18 @@ class Entries:
         """Store an entry the user states (source ``user``): a slot claim goes through
         the merge algebra like an extracted one; a free entry is simply active."""
         value = _entry_value(add.value, self._hygiene)
-        if add.kind not in _TYPES:
-            raise ValueError(f"type must be one of {', '.join(_TYPES)}, not {add.kind!r}")
+        kind = LEGACY_TYPES.get(add.kind.strip().lower())
+        if kind is None:
+            raise ValueError(
+                f"type must be one of {', '.join(LEGACY_TYPES)}, not {add.kind!r}"
+                " (decision and preference are kept as rule, experience as event,"
+                " identity as fact)"
+            )
         if add.confidence not in _CONFIDENCES:
             raise ValueError(f"confidence must be one of {', '.join(_CONFIDENCES)}")
-        subject = " ".join(add.subject.split()) or "user"
+        subject = await self.person(" ".join(add.subject.split()) or "user")
         if add.slot is None:
-            claim = _new(add.kind, subject, None, value, add.confidence, now)
+            claim = _new(kind, subject, None, value, add.confidence, now)
             claim = await self._insert(claim, [])
             return {"claim": claim, "outcome": "stated", "closed": []}
         if add.slot not in SLOTS:
@@ -282,6 +312,11 @@ class Entries:
             source="user",
             confidence=_CONFIDENCES[add.confidence],
         )
+        # The same gates as an extracted claim, the value its own quote: the slot, and
+        # above all the credential check (a stated "password" is refused, not stored).
+        checked = gate(candidate, value)
+        if not checked.passed:
+            raise ValueError(f"the entry was refused: {checked.reason}")
         slots = tuple(sorted(related_slots(add.slot)))
         rows = await self.slot_rows(subject, slots)
         result = merge(rows, candidate, event_id=-1, valid_from=now, now=now)
@@ -291,8 +326,10 @@ class Entries:
             (same,) = await self.claims(ids=[result.duplicate or 0])
             return {"claim": same, "outcome": "duplicate", "closed": closed}
         claim = msgspec.structs.replace(
-            _new("fact", subject, add.slot, value, add.confidence, now),
+            _new(SLOTS[add.slot].type, subject, add.slot, value, add.confidence, now),
             state=result.insert_state,
+            confidence=result.insert_confidence or add.confidence,
+            valid_from=now if result.insert_valid_from is None else result.insert_valid_from,
             valid_to=result.insert_valid_to,
             recorded_to=result.insert_recorded_to,
         )
@@ -402,7 +439,6 @@ def _new(
     )
 
 
-_TYPES = ("fact", "rule", "event")
 _CONFIDENCES: dict[str, Confidence] = {"high": "high", "medium": "medium", "low": "low"}
 _MAX_VALUE = 1000
 

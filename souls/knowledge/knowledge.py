@@ -31,7 +31,15 @@ import anyio
 import msgspec
 
 from souls.intake.hygiene_gate import HygieneGate
-from souls.knowledge.claims import ClaimRow, ClaimUpdate, extract_rules, gate, merge, related_slots
+from souls.knowledge.claims import (
+    SLOTS,
+    ClaimRow,
+    ClaimUpdate,
+    extract_rules,
+    gate,
+    merge,
+    related_slots,
+)
 from souls.knowledge.entries import CLAIM_COLUMNS, QUESTION_COLUMNS, Claim, Entries
 from souls.knowledge.goals import (
     Goal,
@@ -121,8 +129,8 @@ class Plan:
         """Write the plan; the caller holds the transaction that appends the events."""
         self.written = [
             Claim(
-                c.row.id, "fact", c.row.subject, c.row.slot, c.row.value, c.row.quote,
-                event_ids[c.offset], c.row.source, c.row.confidence, c.row.state,
+                c.row.id, SLOTS[c.row.slot].type, c.row.subject, c.row.slot, c.row.value,
+                c.row.quote, event_ids[c.offset], c.row.source, c.row.confidence, c.row.state,
                 c.row.valid_from, c.row.valid_to, c.row.recorded_from, c.row.recorded_to,
                 c.row.due, None,
             )
@@ -210,17 +218,24 @@ class Knowledge:
                     rows = working[key]
                     if not next_claim:
                         next_claim = await self._next("claims")
+                    # A told event holds from when it happened; the batch's events have
+                    # no ids yet, so each stands for itself by its offset.
+                    told = event.ts if candidate.when is None else candidate.when
+                    pseudo = -1 - offset
                     result = merge(
-                        rows, candidate, event_id=-1, valid_from=event.ts, now=event.recorded
+                        rows, candidate, event_id=pseudo, valid_from=told, now=event.recorded
                     )
                     new: list[ClaimRow] = []
                     if result.insert_state is not None:
+                        since = result.insert_valid_from
                         new.append(
                             ClaimRow(
                                 next_claim, candidate.subject, candidate.slot, candidate.value,
-                                candidate.quote, -1, candidate.source, candidate.confidence,
-                                result.insert_state, event.ts, result.insert_valid_to,
-                                event.recorded, result.insert_recorded_to, candidate.due,
+                                candidate.quote, pseudo, candidate.source,
+                                result.insert_confidence or candidate.confidence,
+                                result.insert_state, told if since is None else since,
+                                result.insert_valid_to, event.recorded, result.insert_recorded_to,
+                                candidate.due,
                             )
                         )  # fmt: skip
                         plan.claims.append(_NewClaim(offset, new[0]))

@@ -1,0 +1,315 @@
+# ruff: noqa: RUF001  (full-width punctuation is what the Chinese patterns match)
+"""Event entries from first-person statements of what happened (DESIGN §3.10).
+
+``find_events(sentence, ts)`` reads, in one sentence that is no question, what the
+speaker says they did, do or have been doing: "I painted a sunrise last year", "we've
+been to Paris", "I'm taking a pottery class", "I used to ride horses", "my husband and I
+went camping", 我们上周去了成都, 我去过日本. ``parts`` splits a stored event into linghun's
+fields (subject | action | object | entities | detail). What a caller may rely on:
+
+- Grammar, not wording: a first-person subject (I, we, "my sister and I", 我, 我们),
+  then a verb in the past, the perfect, the progressive or "used to" (English), or a
+  verb marked done with 了 or 过 (Chinese), then what it was done to, up to the end of
+  the clause. No list of topics; the verb lists only say which forms are verbs.
+- Nothing is read from a negated clause (I didn't, never, 没), from thinking and saying
+  verbs (I thought, I said, I guess), from a clause about the listener's things ("I saw
+  your post") or with only a generic object ("I did it", "we made that").
+- ``value`` is a verbatim stretch of the sentence (the verb and its object, the time
+  phrase cut off either end), ``start:end`` the stretch that holds it and its time
+  phrase: the quote. ``when`` is the time phrase resolved against ``ts``
+  (``souls.knowledge.claim_when``), None when the sentence names no past time.
+- A progressive with a future time ("I'm putting on a show next month") is a plan, not
+  an event: it is left to the plan rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from souls.knowledge.claim_dates import find_due
+from souls.knowledge.claim_fragments import AP, HAN
+from souls.knowledge.claim_when import When, find_when, shown
+
+__all__ = ["EventMatch", "EventParts", "find_events", "opens_clause", "parts"]
+
+
+class EventMatch(NamedTuple):
+    value: str  # the verb and its object, verbatim
+    start: int  # sentence[start:end] is the quote
+    end: int
+    when: When | None
+
+
+class EventParts(NamedTuple):
+    subject: str
+    action: str
+    object: str
+    entities: tuple[str, ...]
+    detail: str
+
+
+# Irregular past tenses and participles: the forms an -ed test misses.
+_IRREGULAR = frozenset(
+    """ate awoke became began bent bet bit bled blew broke brought built burnt bought caught
+    chose came cost crept cut dealt did dug drew dreamt drank drove fell fed felt fought found
+    fled flew forgave froze got gave went grew hung had heard hid hit held hurt kept knelt
+    laid led leant leapt learnt left lent let lit lost made met paid put quit read rode rang
+    rose ran sold sent set shook shone shot showed shut sang sank sat slept slid spoke spent
+    spun split spread sprang stood stole stuck stung struck swore swept swam swung took
+    taught tore threw understood woke wore won wound wrote""".split()
+)
+_PARTICIPLES = frozenset(
+    """been begun bitten blown broken chosen done drawn driven drunk eaten fallen flown
+    forgotten frozen given gone gotten grown hidden known ridden risen seen shaken shown
+    spoken stolen sworn taken thrown torn woken worn written run come become""".split()
+)
+# Forms that end in -ed without being past verbs, and verbs of thinking, saying and
+# reacting: what they take is an opinion or a reply, not something that happened.
+_NOT_EVENTS = frozenset(
+    """need needed feed seed speed bed red shed indeed proceed succeed exceed agreed guess
+    guessed figured wondered meant thought knew said told heard hoped wished supposed
+    assumed imagined bet reckoned noticed appreciated missed forgot remembered understood
+    mentioned asked replied answered promised believed expected realized realised
+    let""".split()
+)
+_ADVERBS = (
+    r"just|recently|finally|also|actually|even|really|totally|already|once|first|then|both"
+    r"|all|always|still|literally|officially|eventually|luckily|lately|somehow|usually"
+    r"|often|sometimes|currently|now|definitely|kinda|kind\s+of|sort\s+of"
+)
+_SUBJECT = (
+    r"(?:\b(?:[Mm]y|[Oo]ur)\s+[a-z]+(?:\s+[a-z]+)?\s+and\s+I|\b[A-Z][a-z]+\s+and\s+I"
+    r"|\b[Mm]e\s+and\s+(?:my\s+)?[A-Za-z]+|\b[Ii]|\b[Ww]e)"
+)
+_EN = re.compile(
+    rf"{_SUBJECT}(?P<aux>{AP}ve|{AP}d|{AP}m|{AP}re|\s+have|\s+has|\s+had|\s+am|\s+are|\s+was"
+    rf"|\s+were|\s+used\s+to)?(?:\s+(?:{_ADVERBS}))*\s+(?P<been>been\s+)?"
+    r"(?P<verb>[A-Za-z]+)\b(?![’'])"
+)
+# The subject opens a clause: it follows the start, punctuation, a conjunction, an
+# interjection or a time word, never a noun ("the impact we made", "what we do").
+_OPENERS = frozenset(
+    """and but so then when after before because cause since until till while once also
+    actually finally recently just yesterday today tonight ago week weekend month year
+    night morning yeah yes yep oh wow well hey hi ok okay haha lol plus like now sometimes
+    honestly anyway anyways basically seriously luckily sadly guess lately maybe perhaps
+    apparently probably later soon tomorrow monday tuesday wednesday thursday friday
+    saturday sunday january february march april june july august september october
+    november december summer winter spring fall autumn ago earlier""".split()
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)\W*$")
+
+
+def opens_clause(sentence: str, at: int) -> bool:
+    """Whether a subject at ``sentence[at]`` opens a clause (after the start, punctuation,
+    a conjunction, an interjection or a time word)."""
+    before = sentence[:at].rstrip()
+    if not before or not before[-1].isalnum():
+        return True
+    word = _WORD_BEFORE.search(before)
+    return word is not None and word.group(1).lower() in _OPENERS
+
+
+_HAVE = re.compile(r"\s+(?:have|has|had)")
+_NEGATION = re.compile(rf"(?i:n{AP}?t\b|\bnot\b|\bnever\b|\bno\s+longer\b)")
+# Where a clause ends: punctuation, or a conjunction that starts another clause.
+_CLAUSE_END = re.compile(
+    r"\s*[,;:!?.()—–\[]|\s+(?i:but|because|cause|since|although|though|so|while|when"
+    r"|whenever|where|which|who|if|and\s+(?:i|we|it|that|then|now|my|he|she|they)"
+    r"|or|as\s+well\s+as|plus)\b|\s+-\s"
+)
+_GENERIC = frozenset(
+    """it its it's that this these those them they so too such you your yours what how why
+    there here well good great fine okay ok alright nothing something anything everything
+    one ones me us him her any no""".split()
+)
+_MAX_WORDS = 12
+
+
+def _verb_ok(verb: str, aux: str, been: bool) -> bool:
+    """Whether ``verb`` after ``aux`` (and "been") makes a told event."""
+    low = verb.lower()
+    if low in _NOT_EVENTS or low in ("going", "gonna"):
+        return False
+    aux = aux.strip().lower().lstrip("'’")
+    if aux in ("m", "am", "re", "are", "was", "were") or been:
+        return low.endswith("ing") and len(low) > 4
+    if aux in ("ve", "have", "has", "had", "d"):
+        if low == "been":
+            return False  # "I've been so busy": been needs -ing or "to"; see _EN's ``been``
+        return low in _PARTICIPLES or low in _IRREGULAR or _regular_past(low)
+    if aux == "used to":
+        return low.isalpha() and low not in _GENERIC
+    return low in _IRREGULAR or _regular_past(low) or _habit(low)
+
+
+def _habit(word: str) -> bool:
+    """A present tense that tells what one does ("we roast marshmallows", "I volunteer
+    at a shelter"), not what one thinks, feels about the listener or is able to do."""
+    return (
+        word.isalpha()
+        and len(word) > 2
+        and not word.endswith(("ing", "ed", "ly"))
+        and (word not in _NOT_HABITS)
+    )
+
+
+_NOT_HABITS = frozenset(
+    """can could would should will shall may might must do does did am are is was were
+    have has had get gets got think know mean guess hope feel wish believe love like
+    agree understand see appreciate need want remember bet suppose imagine wonder admire
+    miss say tell ask thank thanks hear find totally really just also too always never
+    always definitely gotta gonna wanna hate enjoy adore prefer dislike promise plan
+    recommend bet doubt swear reckon care look sound seem cant dont wont didnt
+    ain aint cannot lemme let last myself too only either personally""".split()
+)
+
+
+def _regular_past(word: str) -> bool:
+    return len(word) >= 5 and word.endswith("ed") and word.isalpha()
+
+
+def find_events(sentence: str, ts: float) -> Iterator[EventMatch]:
+    """The events a sentence (a statement, not a question) tells, in order."""
+    if sentence.isascii():
+        yield from _english(sentence, ts)
+    else:
+        yield from _chinese(sentence, ts)
+
+
+def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
+    when = find_when(sentence, ts)
+    for m in _EN.finditer(sentence):
+        aux, been = m.group("aux") or "", m.group("been") is not None
+        verb = m.group("verb")
+        verb_start, verb_end = m.start("verb"), m.end("verb")
+        if been and verb.lower() == "to":
+            verb_start = m.start("been")  # "I've been to Paris"
+        elif not _verb_ok(verb, aux, been):
+            if not _HAVE.fullmatch(aux) or been:
+                continue
+            # "I had a blast", "we have a dog": the have was the verb, not an auxiliary.
+            verb_start, verb_end = m.start("aux") + len(aux) - len(aux.lstrip()), m.start("verb")
+            verb_end = m.end("aux")
+        if not opens_clause(sentence, m.start()):
+            continue
+        head = sentence[m.start() : m.start("verb")]
+        if _NEGATION.search(head) or _NEGATION.match(sentence, verb_end):
+            continue
+        if aux.strip().lower().lstrip("'’") in ("m", "am", "re", "are") and _future(sentence, ts):
+            continue  # a progressive with a future time is a plan
+        stop = _CLAUSE_END.search(sentence, verb_end)
+        end = stop.start() if stop else len(sentence)
+        value = sentence[verb_start:end]
+        words = value.split()
+        if len(words) > _MAX_WORDS:
+            value = " ".join(words[:_MAX_WORDS])
+            end = verb_start + len(value)
+        value, _start, end, cut = _cut_when(sentence, verb_start, end, when)
+        object_words = value.split()[2 if been and verb.lower() == "to" else 1 :]
+        if object_words and object_words[0].lower().strip(f"'{AP}") in _GENERIC:
+            continue
+        if any(w.lower().strip(".,!'’") in ("you", "your", "yours") for w in object_words):
+            continue  # about the listener's things, not the speaker's life
+        if not object_words and cut is None:
+            continue  # "I finished." tells too little without a time
+        quote_start = min(m.start(), cut.start if cut else m.start())
+        quote_end = max(end, cut.end if cut else end)
+        yield EventMatch(value, quote_start, quote_end, cut)
+
+
+def _future(sentence: str, ts: float) -> bool:
+    return (
+        find_due(sentence, ts) is not None
+        or re.search(r"(?i:\b(?:next|tomorrow|tonight|coming|soon|later)\b)", sentence) is not None
+    )
+
+
+def _cut_when(
+    sentence: str, start: int, end: int, when: When | None
+) -> tuple[str, int, int, When | None]:
+    """The value in ``sentence[start:end]`` with the time phrase cut off either end; the
+    time phrase kept only when it belongs to this clause's sentence."""
+    if when is not None:
+        if start <= when.start < end:
+            end = when.start
+        elif when.start <= start < when.end:
+            start = when.end
+    value = _TRAILING.sub("", sentence[start:end].strip())
+    value = _TRAILING_WORDS.sub("", value)
+    return value, start, start + len(value), when
+
+
+_TRAILING = re.compile(r"[\s.,;:!?。，；：！？、'\"“”’)）~～]+$")
+_TRAILING_WORDS = re.compile(r"(?:\s+(?i:and|or|the|a|an|with|at|in|on|for|to|of|from|by|too))+$")
+
+# Chinese: 我(们) [和/跟 X (一起)] [time] [adverbs] verb 了/过 object.
+_ZH_TIME = (
+    r"前天|昨天|昨晚|今天|今早|今晚|刚才|早上|上午|下午|上(?:个)?(?:周末|周|星期|礼拜|月)|去年|前年"
+    r"|[零一二两三四五六七八九十百\d]{1,3}(?:个)?(?:天|周|星期|礼拜|月|年)(?:前|以前|之前)|最近"
+)
+_ZH = re.compile(
+    rf"我(?:们)?(?:(?:和|跟)[{HAN}A-Za-z]{{1,6}}?(?:一起)?)?(?:{_ZH_TIME})?"
+    rf"(?P<adv>(?:刚刚|刚|已经|终于|也|还|又|都|一起|总算|第一次|专门)*)"
+    rf"(?P<verb>[{HAN}]{{1,2}}?)(?P<mark>了|过)(?P<obj>[^\s，。！？、,.!?；;：:~～…）)」』]{{0,24}})"
+)
+_ZH_NOT_VERBS = frozenset(
+    """是 有 觉得 知道 说 想 累 困 饿 忙 好 对 错 懂 明白 开心 高兴 难过 疯 死 怕 算 够 行 完
+    忘 受 不 没 别 太 很 真 最 可 能 会 要 就 该""".split()
+)
+_ZH_NEGATION = re.compile("没|不|别|未")
+
+
+def _chinese(sentence: str, ts: float) -> Iterator[EventMatch]:
+    when = find_when(sentence, ts)
+    for m in _ZH.finditer(sentence):
+        verb, obj = m.group("verb"), m.group("obj")
+        if (
+            verb in _ZH_NOT_VERBS
+            or verb[-1] in _ZH_NOT_VERBS
+            or _ZH_NEGATION.search(sentence[m.start() : m.start("verb")])
+        ):
+            continue
+        obj = re.sub(r"(?:啊|呀|啦|吧|哦|呢|哈|的)+$", "", obj)
+        if obj.startswith(("你", "您", "这", "那", "它")) or (len(obj) < 2 and when is None):
+            continue
+        start, end = m.start("verb"), m.start("obj") + len(obj)
+        quote_start = min(m.start(), when.start if when else m.start())
+        quote_end = max(end, when.end if when else end)
+        yield EventMatch(sentence[start:end], quote_start, quote_end, when)
+
+
+_ENTITY = re.compile(
+    r"[\"“《「]([^\"”》」]{2,40})[\"”》」]|\b[A-Z][a-zA-Z'’\-]+(?:\s+[A-Z][a-zA-Z'’\-]+)*"
+)
+_PARTICLES = frozenset("up out into on off over back down away around about to".split())
+
+
+def parts(subject: str, value: str, quote: str, at: float, ts: float) -> EventParts:
+    """linghun's fields of the event ``value`` (stored from ``quote``) about ``subject``:
+    the action is its verb (with a particle), the object the rest, the entities its
+    names and titles, the detail its time phrase with the moment ``at`` it resolved to
+    (or the day ``at`` when it named none). ``ts`` is any moment: only the phrase's
+    precision is read from it."""
+    if value.isascii():
+        words = value.split()
+        particle = len(words) > 1 and words[1].lower() in _PARTICLES
+        n = 2 if particle or (len(words) > 1 and words[0].lower() == "been") else 1
+        action, obj = " ".join(words[:n]), " ".join(words[n:])
+    else:
+        mark = max(value.find("了"), value.find("过"))
+        action, obj = (value[: mark + 1], value[mark + 1 :]) if mark > 0 else (value, "")
+    entities = tuple(
+        dict.fromkeys(
+            (e.group(1) or e.group(0)).strip()
+            for e in _ENTITY.finditer(obj)
+            if (e.group(1) or e.group(0)).strip() not in ("I",)
+        )
+    )
+    when = find_when(quote, ts)
+    detail = shown(at, when.precision if when else "day")
+    if when is not None:
+        detail = f"{quote[when.start : when.end]} ({detail})"
+    return EventParts(subject, action, obj, entities, detail)

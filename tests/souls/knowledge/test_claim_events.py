@@ -1,0 +1,95 @@
+"""Told events and their time (claim_events, claim_when): grammar, English and Chinese."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from souls.knowledge.claim_events import find_events, parts
+from souls.knowledge.claim_when import find_when, shown
+
+SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp()  # a Monday
+
+
+def values(sentence: str) -> list[str]:
+    return [e.value for e in find_events(sentence, SAID)]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I painted a sunrise last year", ["painted a sunrise"]),
+        ("Last week I went to an LGBTQ+ pride parade", ["went to an LGBTQ+ pride parade"]),
+        ("We've been to Paris twice", ["been to Paris twice"]),
+        ("I'm taking a pottery class", ["taking a pottery class"]),
+        ("I used to ride horses with my dad", ["ride horses with my dad"]),
+        ("My husband and I adopted a puppy", ["adopted a puppy"]),
+        ("We had a blast at the lake", ["had a blast at the lake"]),
+        ("i finally finished my thesis", ["finished my thesis"]),
+        ("我们上周去了成都", ["去了成都"]),
+        ("我去过日本", ["去过日本"]),
+        ("我昨天买了一辆自行车", ["买了一辆自行车"]),
+    ],
+)
+def test_first_person_statements_of_what_happened(sentence: str, expected: list[str]) -> None:
+    assert values(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I didn't go to the party",  # negated
+        "I never finished it",
+        "I thought it was great",  # thinking, not doing
+        "I saw your post yesterday",  # the listener's things
+        "I did it",  # a generic object
+        "The impact we made was huge",  # a relative clause
+        "since we last spoke",  # a formula
+        "I'm putting on a show next month",  # a plan
+        "我没去成都",
+        "我觉得了不起",
+    ],
+)
+def test_what_tells_no_event(sentence: str) -> None:
+    assert values(sentence) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "at"),
+    [
+        ("yesterday", "yesterday", "2023-05-07"),
+        ("last Saturday", "last Saturday", "2023-05-06"),
+        ("two weeks ago", "two weeks ago", "week of 2023-04-24"),
+        ("last month", "last month", "2023-04"),
+        ("last year", "last year", "2022"),
+        ("in 2019", "in 2019", "2019"),
+        ("in March", "in March", "2023-03"),
+        ("上周", "上周", "week of 2023-05-01"),
+        ("三天前", "三天前", "2023-05-05"),
+        ("去年", "去年", "2022"),
+    ],
+)
+def test_past_times_resolve_against_the_day_said(text: str, phrase: str, at: str) -> None:
+    when = find_when(f"we did it {text} and more", SAID)
+    assert when is not None
+    assert f"we did it {text} and more"[when.start : when.end] == phrase
+    assert shown(when.at, when.precision) == at
+
+
+def test_future_times_are_not_read_as_past() -> None:
+    assert find_when("next week we fly", SAID) is None
+    assert find_when("明天见", SAID) is None
+    assert find_when("in 2030 I retire", SAID) is None
+
+
+def test_parts_are_linghuns_fields() -> None:
+    (event,) = find_events('Last week I watched "Little Women" with Anna', SAID)
+    assert event.when is not None
+    fields = parts("mel", event.value, 'Last week I watched "Little Women" with Anna',
+                   event.when.at, SAID)  # fmt: skip
+    assert fields.subject == "mel"
+    assert fields.action == "watched"
+    assert fields.object == '"Little Women" with Anna'
+    assert fields.entities == ("Little Women", "Anna")
+    assert fields.detail == "Last week (week of 2023-05-01)"
