@@ -42,6 +42,7 @@ from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, SummaryVersion
 from souls.store.store import NewEvent, Store
 from souls.text.tokenize import fts_match, query_terms
+from supervisor.pace import Pacer
 
 __all__ = ["Emit", "Mind"]
 
@@ -140,7 +141,9 @@ class Mind:
 
     # -- events ---------------------------------------------------------------
 
-    def perceive(self, events: Sequence[NewEvent], changes: Changes) -> list[str | None]:
+    async def perceive(
+        self, events: Sequence[NewEvent], changes: Changes, pace: Pacer
+    ) -> list[str | None]:
         """Account for events about to be stored: markers into ``changes``, reflect
         counters advanced. Returns, per event, the reason it makes the soul reflect (one
         reflect after the batch): "surprise" for every event of the batch that surprised
@@ -156,6 +159,7 @@ class Mind:
         somatic, reflect, surprise = self.config.somatic, self.config.reflect, self.config.surprise
         observe, markers, labels = self.clock.observe, changes.markers, changes.marker_labels
         for event, words in zip(events, documents, strict=True):
+            await pace()
             reason = observe(event.surprise, event.recorded, reflect, surprise, triggered=surprised)
             if reason is None and event.surprise > surprise.threshold and not surprised:
                 # Held back by the storm guard (it reflects later): counted, for stats.

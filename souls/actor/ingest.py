@@ -42,6 +42,7 @@ from souls.results import MAX_REASONS, ImportResult, PushResult, Rejection
 from souls.store.changes import Changes
 from souls.store.store import NewEvent, Store
 from supervisor.errors import SoupdError
+from supervisor.pace import Pacer
 
 __all__ = ["Committed", "Ingest", "Outcome", "tally"]
 
@@ -96,9 +97,11 @@ class Ingest:
         admitted: list[tuple[int, NewEvent]] = []
         world = mind.world if self._config.cognition else None
         intake, persons = self._intake, self._persons
+        pace = Pacer()
         for index, event in enumerate(events):
+            await pace()
             try:
-                verdict = intake.admit(event, now, world)
+                verdict = await intake.admit(event, now, world, pace)
             except SoupdError as error:
                 self._rejected[error.code] += 1
                 self._log.info("event.rejected", code=error.code, ref=intake.shown(event.ref))
@@ -134,11 +137,12 @@ class Ingest:
                     first_of_ref[new.ref] = len(fresh)
                 fresh.append((index, new))
 
-        reasons = mind.perceive([new for _, new in fresh], changes)
+        reasons = await mind.perceive([new for _, new in fresh], changes, pace)
         if "periodic" in reasons and self._defer_periodic(load):
             reasons = [None] * len(reasons)
         plan = Plan()
         if fresh and self._config.cognition:
+            await pace()
             plan = await self._knowledge.perceive([new for _, new in fresh])
         if fresh or changes:
             ids = await store.append(
@@ -147,7 +151,9 @@ class Ingest:
             self._knowledge.committed(plan)
             await self._committed(changes)
             debug = self._log.is_enabled_for(logging.DEBUG)
+            pace.restart()
             for (index, new), event_id, why in zip(fresh, ids, reasons, strict=True):
+                await pace()
                 # The world the event was measured against: it changes only at reflect,
                 # which comes after this call.
                 novel = world.novel(new.doc.split()) if world is not None and new.surprise else []

@@ -1,7 +1,8 @@
 """Intake: one event through the hygiene gate, its time, and the attention gate.
 
-A pure step (no I/O) that turns an ``EventIn`` into a row ready to store, a drop, or
-an error. It is the soul's one write boundary: nothing reaches the store otherwise.
+A step without I/O that turns an ``EventIn`` into a row ready to store, a drop, or an
+error; it gives the event loop back between its costly parts (see supervisor.pace). It
+is the soul's one write boundary: nothing reaches the store otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from souls.intake.surprise import WorldModel
 from souls.store.store import NewEvent
 from souls.text.tokenize import tokens
 from supervisor.errors import InvalidParams
+from supervisor.pace import Pacer
 
 __all__ = ["Dropped", "Intake"]
 
@@ -36,12 +38,17 @@ class Intake:
         """``value`` (a ref) as a log line may carry it (see field_screen.shown)."""
         return shown(value, self.gate)
 
-    def admit(self, event: EventIn, now: float, world: WorldModel | None) -> NewEvent | Dropped:
-        """Gate ``event`` and measure its surprise against ``world`` (if any).
+    async def admit(
+        self, event: EventIn, now: float, world: WorldModel | None, pace: Pacer
+    ) -> NewEvent | Dropped:
+        """Gate ``event`` and measure its surprise against ``world`` (if any), giving the
+        event loop back between the steps when ``pace`` says the turn held it a slice
+        (the gate and the tokenizer each cost a millisecond on the longest texts).
 
         Raises RejectedInput (hygiene) or InvalidParams (bad time)."""
         self.gate.check(event.text)
         screen(self.gate, event, skip=("text",))
+        await pace()
         try:
             ts = event_time(event.ts, now)
         except ValueError as exc:
@@ -52,6 +59,7 @@ class Intake:
         if not self._attention.admits(salience):
             return Dropped(salience)
         words = tokens(event.text)
+        await pace()
         return NewEvent(
             ref=event.ref,
             kind=event.kind,

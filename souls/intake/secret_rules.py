@@ -46,14 +46,14 @@ class Rule:
 
 def _has_digit(match: LinearMatch) -> bool:
     """Random bodies hold digits; words joined by dashes (``sk-learn-...``) do not."""
-    return not match["v"] or any(c.isdigit() for c in match["v"])
+    return not match["v"] or any(map(str.isdigit, match["v"]))
 
 
 def _mixed_case(match: LinearMatch) -> bool:
     """Random letters switch case often; a CamelCase name after ``hf_`` does not."""
     body = match["v"]
-    upper = sum(c.isupper() for c in body)
-    return not body or any(c.isdigit() for c in body) or min(upper, len(body) - upper) >= 8
+    upper = sum(map(str.isupper, body))
+    return not body or any(map(str.isdigit, body)) or min(upper, len(body) - upper) >= 8
 
 
 def _not_a_stand_in(match: LinearMatch) -> bool:

@@ -42,6 +42,7 @@ from typing import Protocol
 
 from souls.events import HEARD
 from souls.intake.attention_gate import AttentionConfig, AttentionGate
+from supervisor.pace import Pacer
 
 __all__ = ["ExtractiveReflector", "Observation", "Reflector"]
 
@@ -145,7 +146,16 @@ class ExtractiveReflector:
         self._gate = AttentionGate(config)
 
     async def reflect(self, previous: str, observations: Sequence[Observation], budget: int) -> str:
-        return self.summarise(previous, observations, budget)
+        """``summarise`` on the shared event loop: it gives the loop back every slice, so
+        a reflect over long observations never holds up another soul's mail."""
+        if budget <= 0 or (not observations and len(previous) <= budget):
+            return self.summarise(previous, observations, budget)
+        pace = Pacer()
+        lines, text_cap = self._begin(previous, budget)
+        for obs in observations:
+            await pace()
+            self._add(lines, obs, text_cap)
+        return _layout(sorted(lines.values(), key=_Line.order), budget)
 
     def summarise(self, previous: str, observations: Sequence[Observation], budget: int) -> str:
         """The next summary; pure CPU, a few milliseconds per thousand observations."""
@@ -153,13 +163,18 @@ class ExtractiveReflector:
             return ""
         if not observations and len(previous) <= budget:
             return previous
+        lines, text_cap = self._begin(previous, budget)
+        for obs in observations:
+            self._add(lines, obs, text_cap)
+        return _layout(sorted(lines.values(), key=_Line.order), budget)
+
+    def _begin(self, previous: str, budget: int) -> tuple[dict[str, _Line], int]:
+        """The previous summary's lines by key, and the longest a line's text may be."""
         text_cap = max(_MIN_LINE_TEXT, min(_MAX_LINE_TEXT, budget // 4))
         lines: dict[str, _Line] = {}
         for line in self._parse_previous(previous, text_cap):
             lines.setdefault(line.key, line)
-        for obs in observations:
-            self._add(lines, obs, text_cap)
-        return _layout(sorted(lines.values(), key=_Line.order), budget)
+        return lines, text_cap
 
     def _section(self, text: str) -> int:
         if any(rule == "alarm" for rule, _ in self._explain(text)):
