@@ -17,6 +17,7 @@ import re
 from datetime import UTC, date, datetime, timedelta
 
 from souls.knowledge.claim_fragments import MONTH
+from souls.knowledge.claim_scan import Cue
 
 __all__ = ["ZH_MONTH_DAY", "find_due", "zh_number"]
 
@@ -77,9 +78,17 @@ _DATE = re.compile(
 )
 
 
+# What every alternative of _DATE needs, with a digit (ISO and month-day dates): most
+# sentences name no date and skip the scan.
+_CUE = Cue("day|tomorrow|tonight", "月|后天|明|今|周|星期|礼拜")
+_DIGIT = re.compile(r"\d")
+
+
 def find_due(text: str, ts: float) -> tuple[int, int, float] | None:
     """(start, end, midnight UTC epoch) of the first date phrase in ``text`` that names a
     real day, resolved against ``ts``; None when there is none."""
+    if _CUE.absent(text) and _DIGIT.search(text) is None:
+        return None
     today = datetime.fromtimestamp(ts, UTC).date()
     for m in _DATE.finditer(text):
         day = _resolve(m, today)

@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from souls.knowledge.claim_dates import find_due
 from souls.knowledge.claim_fragments import AP, HAN
+from souls.knowledge.claim_scan import REACH
 from souls.knowledge.claim_when import When, find_when, shown
 
 __all__ = ["EventMatch", "EventParts", "find_events", "opens_clause", "parts"]
@@ -85,7 +86,7 @@ _SUBJECT = (
 )
 _EN = re.compile(
     rf"{_SUBJECT}(?P<aux>{AP}ve|{AP}d|{AP}m|{AP}re|\s+have|\s+has|\s+had|\s+am|\s+are|\s+was"
-    rf"|\s+were|\s+used\s+to)?(?:\s+(?:{_ADVERBS}))*\s+(?P<been>been\s+)?"
+    rf"|\s+were|\s+used\s+to)?(?:\s+(?:{_ADVERBS})){{0,6}}\s+(?P<been>been\s+)?"
     r"(?P<verb>[A-Za-z]+)\b(?![’'])"
 )
 # The subject opens a clause: it follows the start, punctuation, a conjunction, an
@@ -99,16 +100,18 @@ _OPENERS = frozenset(
     saturday sunday january february march april june july august september october
     november december summer winter spring fall autumn ago earlier""".split()
 )
-_WORD_BEFORE = re.compile(r"([A-Za-z]+)\W*$")
+_WORD_BEFORE = re.compile(r"(?<![A-Za-z])([A-Za-z]{1,16})\W*$")
 
 
 def opens_clause(sentence: str, at: int) -> bool:
     """Whether a subject at ``sentence[at]`` opens a clause (after the start, punctuation,
-    a conjunction, an interjection or a time word)."""
-    before = sentence[:at].rstrip()
-    if not before or not before[-1].isalnum():
+    a conjunction, an interjection or a time word). Only the ``REACH`` characters before
+    ``at`` are read: blanks longer than that open a clause, as the start does."""
+    lo = max(0, at - REACH)
+    end = lo + len(sentence[lo:at].rstrip())
+    if end == lo or not sentence[end - 1].isalnum():
         return True
-    word = _WORD_BEFORE.search(before)
+    word = _WORD_BEFORE.search(sentence, max(0, end - REACH), end)
     return word is not None and word.group(1).lower() in _OPENERS
 
 
@@ -126,6 +129,8 @@ _GENERIC = frozenset(
     one ones me us him her any no""".split()
 )
 _MAX_WORDS = 12
+# How far after its verb a clause's end is looked for: past _MAX_WORDS words of real text.
+_CLAUSE_REACH = 240
 
 
 def _verb_ok(verb: str, aux: str, been: bool) -> bool:
@@ -181,6 +186,7 @@ def find_events(sentence: str, ts: float) -> Iterator[EventMatch]:
 
 def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
     when = find_when(sentence, ts)
+    future: list[bool] = []  # whether the sentence names a future time, read once
     for m in _EN.finditer(sentence):
         aux, been = m.group("aux") or "", m.group("been") is not None
         verb = m.group("verb")
@@ -198,10 +204,15 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
         head = sentence[m.start() : m.start("verb")]
         if _NEGATION.search(head) or _NEGATION.match(sentence, verb_end):
             continue
-        if aux.strip().lower().lstrip("'’") in ("m", "am", "re", "are") and _future(sentence, ts):
-            continue  # a progressive with a future time is a plan
-        stop = _CLAUSE_END.search(sentence, verb_end)
-        end = stop.start() if stop else len(sentence)
+        if aux.strip().lower().lstrip("'’") in ("m", "am", "re", "are"):
+            if not future:
+                future.append(_future(sentence, ts))
+            if future[0]:
+                continue  # a progressive with a future time is a plan
+        # The clause ends within _CLAUSE_REACH: its value is _MAX_WORDS words at most.
+        reach = min(len(sentence), verb_end + _CLAUSE_REACH)
+        stop = _CLAUSE_END.search(sentence, verb_end, reach)
+        end = stop.start() if stop else reach
         value = sentence[verb_start:end]
         words = value.split()
         if len(words) > _MAX_WORDS:
@@ -263,6 +274,8 @@ _ZH_NEGATION = re.compile("没|不|别|未")
 
 
 def _chinese(sentence: str, ts: float) -> Iterator[EventMatch]:
+    if "我" not in sentence:
+        return  # _ZH needs it
     when = find_when(sentence, ts)
     for m in _ZH.finditer(sentence):
         verb, obj = m.group("verb"), m.group("obj")

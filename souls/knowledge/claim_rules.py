@@ -32,6 +32,7 @@ from souls.knowledge.claim_dates import find_due
 from souls.knowledge.claim_events import find_events
 from souls.knowledge.claim_fragments import AP
 from souls.knowledge.claim_patterns import RULES, WORDS, Rule, Trigger
+from souls.knowledge.claim_scan import Claimed, Cue, Quotes, ends_at
 from souls.knowledge.claim_validators import VALIDATORS
 
 __all__ = ["Confidence", "RuleMatch", "find_claims", "find_due"]
@@ -64,16 +65,26 @@ _ACTION_SLOTS = frozenset({"plan", "commitment"})
 
 # Sentences end at CJK or English terminators; a "." ends one only before a space or
 # the end, and not after a title such as "Dr" or "St" ("St. Louis" stays one place).
+# The terminator comes first and the title is looked behind it, so the scan skips to
+# the next terminator at C speed.
 _SENTENCE_END = re.compile(
-    r"[。！？!?\n…]+|(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bMt)(?<!\bMrs)(?<!\bJr)"
-    r"(?<!\bSr)\.+(?=\s|$)"
+    r"[。！？!?\n…]+|\.(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMt\.)(?<!\bMrs\.)"
+    r"(?<!\bJr\.)(?<!\bSr\.)\.*(?=\s|$)"
 )
-_QUESTION = re.compile(
-    r"^\s*(?i:do|does|did|am|are|is|was|were|can|could|would|will|shall|should|have|has"
-    r"|what|why|how|where|when|who|which)\b|[吗么呢]\s*$|是不是|有没有|要不要|会不会|什么"
+_QUESTION_OPENING = re.compile(
+    r"\s*(?i:do|does|did|am|are|is|was|were|can|could|would|will|shall|should|have|has"
+    r"|what|why|how|where|when|who|which)\b"
 )
+_QUESTION_ZH = re.compile(r"[吗么呢]\s*$|是不是|有没有|要不要|会不会|什么")
+# Looked for only just before a match (``claim_scan.ends_at``), never in the whole prefix.
 _CONDITIONAL = re.compile(
     r"(?:(?i:\b(?:if|unless|whether|once|in\s+case)\s+)|如果|要是|假如|万一)$"
+)
+# Each with what every alternative of it needs (claim_scan.Cue).
+_HEARSAY_CUE = Cue("apparently|supposedly|reportedly|allegedly|heard|say|said|told", "说")
+_HEDGE_CUE = Cue(
+    "maybe|perhaps|probably|possibly|might|think|guess|suppose|sure|believe|kind|sort",
+    "可能|也许|大概|或许|好像|估计|应该|说不定|我觉得",
 )
 _HEARSAY = re.compile(
     rf"(?i:\b(?:apparently|supposedly|reportedly|allegedly|i\s+heard|i{AP}ve\s+heard"
@@ -122,18 +133,26 @@ def find_claims(text: str, ts: float) -> list[RuleMatch]:
     seen: set[tuple[str, str]] = set()
     for start, end, asked in _sentences(text):
         sentence = text[start:end]
-        if asked or _QUESTION.search(sentence):
+        if asked or _asks(sentence):
             continue
         words = set(WORDS.findall(sentence.lower()))
         rules = [
             rule for trigger, group in _GROUPS if trigger.hit(words, sentence) for rule in group
         ]
-        for match in [*_sentence_claims(sentence, ts, rules), *_told(sentence, ts)]:
+        said = _Said(sentence, ts)
+        for match in [*_sentence_claims(said, rules), *_told(said)]:
             key = (match.slot, match.value.casefold())
             if key not in seen:
                 seen.add(key)
                 found.append(match._replace(start=match.start + start, end=match.end + start))
     return found
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a sentence without a question mark is a question all the same."""
+    if _QUESTION_OPENING.match(sentence):
+        return True
+    return not sentence.isascii() and _QUESTION_ZH.search(sentence) is not None
 
 
 def _sentences(text: str) -> Iterator[tuple[int, int, bool]]:
@@ -146,51 +165,85 @@ def _sentences(text: str) -> Iterator[tuple[int, int, bool]]:
         yield start, len(text), False
 
 
-def _sentence_claims(sentence: str, ts: float, rules: list[Rule]) -> Iterator[RuleMatch]:
-    confidence = _confidence(sentence)
-    due: list[tuple[int, int, float] | None] = []  # found once, when an action needs it
-    actions: list[tuple[int, int]] = []  # spans already claimed by a plan or commitment
+class _Said:
+    """One sentence and what its matches ask of it, each found at most once: its
+    confidence, its quotation marks, whether it renames, its due date. Every match of a
+    sentence asks the same, so nothing here is read again per match (a sentence of many
+    matches would cost its length times theirs)."""
+
+    def __init__(self, sentence: str, ts: float) -> None:
+        self.text, self.ts = sentence, ts
+        self.confidence = _confidence(sentence)
+        self._quotes: Quotes | None = None
+        self._renames: bool | None = None
+        self._due: tuple[tuple[int, int, float] | None] | None = None
+
+    def qualified(self, at: int) -> bool:
+        """Whether what starts at ``at`` is quoted speech or under a condition ("if I")."""
+        if self._quotes is None:
+            self._quotes = Quotes(self.text)
+        return self._quotes.inside(at) or ends_at(_CONDITIONAL, self.text, at)
+
+    @property
+    def renames(self) -> bool:
+        if self._renames is None:
+            self._renames = _RENAMES.search(self.text) is not None
+        return self._renames
+
+    @property
+    def due(self) -> tuple[int, int, float] | None:
+        if self._due is None:
+            self._due = (find_due(self.text, self.ts),)
+        return self._due[0]
+
+
+# How much of the rest of a sentence a validator is shown: enough for what it reads
+# there (的时候), never the whole rest once per match.
+_AFTER = 16
+
+
+def _sentence_claims(said: _Said, rules: list[Rule]) -> Iterator[RuleMatch]:
+    sentence, confidence = said.text, said.confidence
+    actions = Claimed(len(sentence))  # spans already claimed by a plan or commitment
     for rule in rules:
         for m in rule.pattern.finditer(sentence):
-            if _inside_quotes(sentence, m.start()) or _CONDITIONAL.search(sentence[: m.start()]):
+            if said.qualified(m.start()):
                 continue
-            if m.group(0)[:1] in "Ii" and _RELATIVE.search(sentence[: m.start()]):
+            if m.group(0)[:1] in "Ii" and ends_at(_RELATIVE, sentence, m.start()):
                 continue  # "what I love is...", "the things I like": not a statement of it
             facts: list[RuleMatch] = []
             about = m.groupdict().get("about")
-            renames = bool(_RENAMES.search(sentence))
             for slot, raw in m.groupdict().items():
                 if raw is None or slot == "about":
                     continue
                 if slot in _ACTION_SLOTS:
                     span = m.span(slot)
-                    if not any(a < span[1] and span[0] < b for a, b in actions):
-                        actions.append(span)
-                        if not due:
-                            due.append(find_due(sentence, ts))
-                        action = _action(slot, sentence, m, due[0], rule.dated, confidence)
+                    if not actions.overlaps(*span):
+                        actions.take(*span)
+                        action = _action(slot, sentence, m, said.due, rule.dated, confidence)
                         if action is not None:
                             yield action
                     continue
                 value = _clean(slot, raw)
-                if not (value and VALIDATORS[slot](value, sentence[m.end(slot) :])):
+                after = sentence[m.end(slot) : m.end(slot) + _AFTER]
+                if not (value and VALIDATORS[slot](value, after)):
                     break  # one implausible value discredits the whole match
                 facts.append(
                     RuleMatch(
                         slot, value, m.start(), m.end(), confidence, None,
-                        about=_clean("name", about) if about else None, renames=renames,
+                        about=_clean("name", about) if about else None, renames=said.renames,
                     )
                 )  # fmt: skip
             else:
                 yield from facts
 
 
-def _told(sentence: str, ts: float) -> Iterator[RuleMatch]:
-    """The events ``sentence`` tells (``souls.knowledge.claim_events``) and the plans it
+def _told(said: _Said) -> Iterator[RuleMatch]:
+    """The events the sentence tells (``souls.knowledge.claim_events``) and the plans it
     calls off (``souls.knowledge.claim_cancel``)."""
-    confidence = _confidence(sentence)
-    for event in find_events(sentence, ts):
-        if _inside_quotes(sentence, event.start) or _CONDITIONAL.search(sentence[: event.start]):
+    sentence, confidence = said.text, said.confidence
+    for event in find_events(sentence, said.ts):
+        if said.qualified(event.start):
             continue
         when = event.when.at if event.when is not None else None
         yield RuleMatch("event", event.value, event.start, event.end, confidence, None, when)
@@ -206,28 +259,22 @@ _RELATIVE = re.compile(
 
 
 def _confidence(sentence: str) -> Confidence:
-    if _HEARSAY.search(sentence):
+    low = sentence.lower()
+    if not _HEARSAY_CUE.absent(sentence, low) and _HEARSAY.search(sentence):
         return "low"
-    return "medium" if _HEDGE.search(sentence) else "high"
+    if not _HEDGE_CUE.absent(sentence, low) and _HEDGE.search(sentence):
+        return "medium"
+    return "high"
 
 
 # A rename or correction names the value anew: it replaces the one it corrects, even in
 # a slot that holds several values (a second daughter is no rename; "she's called Mochi
 # now" is).
 _RENAMES = re.compile(
-    r"(?i:\brenamed\b|\bnew\s+name\b|\b(?:called|named)\s+\S+\s+now\b|\bnow\s+(?:called|named)\b"
-    r"|\bactually\b|\bi\s+mean\b|\bsorry\b|\bcorrection\b|\bnot\s+\S+\s*,\s*but\b)"
+    r"(?i:\brenamed\b|\bnew\s+name\b|\b(?:called|named)\s+\S{1,40}\s+now\b|\bnow\s+(?:called|named)\b"
+    r"|\bactually\b|\bi\s+mean\b|\bsorry\b|\bcorrection\b|\bnot\s+\S{1,40}?\s*,\s*but\b)"
     r"|改名|改叫|改成|其实|说错了|不是.{1,6}[是叫]|现在叫"
 )
-
-
-def _inside_quotes(sentence: str, pos: int) -> bool:
-    before = sentence[:pos]
-    return (
-        before.count('"') % 2 == 1
-        or before.count("“") > before.count("”")
-        or before.count("「") > before.count("」")
-    )
 
 
 _TRAILING = re.compile(r"[\s.,;:!?。，；：！？、'\"“”’)）]+$")

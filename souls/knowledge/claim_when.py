@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Literal, NamedTuple
 
 from souls.knowledge.claim_dates import zh_number
+from souls.knowledge.claim_scan import Cue
 
 __all__ = ["Precision", "When", "find_when", "shown"]
 
@@ -68,6 +69,11 @@ _WHEN = re.compile(
     r"(?:前|以前|之前))"
 )
 _ZH_DAYS = {"前天": 2, "昨天": 1, "昨晚": 1}
+# What every alternative of _WHEN needs: most sentences name no time and skip the scan.
+_CUE = Cue(
+    "yesterday|today|tonight|this|other|ago|last|past|19|20|" + "|".join(_EN_MONTHS),
+    "前|昨|今|刚才|早上|午|上|去年",
+)
 
 
 def _start(day: date, precision: Precision) -> float:
@@ -93,6 +99,8 @@ def _back(today: date, n: int, unit: str) -> tuple[date, Precision]:
 
 def find_when(text: str, ts: float) -> When | None:
     """The first past time phrase of ``text``, resolved against ``ts``; None if none."""
+    if _CUE.absent(text):
+        return None
     today = datetime.fromtimestamp(ts, UTC).date()
     for m in _WHEN.finditer(text):
         resolved = _resolve(m, today)
