@@ -40,7 +40,8 @@ def _search_items(result: Any) -> tuple[str, Any]:
         {
             "id": f"m{item['id']}",
             "text": item["text"],
-            "score": item["score"],
+            # In [0, 1], comparable across queries: 1 holds the whole query, 0.5 half.
+            "relevance": item.get("relevance", 0.0),
             "why": item.get("explain", {}).get("reasons", []) or [item["via"]],
             "refs": item["refs"],
         }
@@ -97,12 +98,19 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "search",
         "recall",
-        "Search the soul's memory for a query and get the best-matching memories, each "
-        "with its id (m12, readable with read_memory), text, score and why it matched. "
-        "Use it before answering anything that may depend on earlier conversations.",
+        "Search the soul's memory for a query and get the best-matching memories, best "
+        "first, each with its id (m12, readable with read_memory), text, relevance (0 to 1: "
+        "1 holds everything the query asks, 0.5 half of it; the same scale for every query) "
+        "and why it matched. Use it before answering anything that may depend on earlier "
+        "conversations; narrow it by sender, session, kind or time when you know them.",
         {
             "query": _string("What to look for, in plain words."),
             "k": _integer("How many memories at most (default: the soul's setting).", minimum=1),
+            "sender": _string("Only what this sender (or the person linked to them) said."),
+            "session": _string("Only memories of this conversation."),
+            "kind": _string("Only memories of this kind (message, dm, assistant, voice...)."),
+            "since": _string("Only from this time on: ISO 8601 (2026-06-01T00:00:00Z)."),
+            "until": _string("Only before this time: ISO 8601 (until is exclusive)."),
         },
         ("query",),
         fixed={"explain": True},

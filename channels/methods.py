@@ -90,6 +90,13 @@ class RecallParams(SoulParams, frozen=True):
     k: int | None = None
     # Each item says why it ranked (BM25 terms, neighbouring turns, cues, layer).
     explain: bool = False
+    # Only memories said by this sender (or the person linked to it), in this session,
+    # of this kind, from since (inclusive) to until (exclusive): ISO 8601 or Unix seconds.
+    sender: str | None = None
+    session: str | None = None
+    kind: str | None = None
+    since: float | str | None = None
+    until: float | str | None = None
 
 
 class ContextParams(SoulParams, frozen=True):
@@ -370,7 +377,40 @@ class Methods:
         self.events_received += len(events)
 
     async def _recall(self, params: RecallParams, reply: Reply) -> None:
-        await self._tell(params.soul, Recall(params.query, params.k, params.explain), reply)
+        bounds: list[float | None] = []
+        for name, value in (("since", params.since), ("until", params.until)):
+            try:
+                bounds.append(None if value is None else event_time(value, 0.0))
+            except ValueError as exc:
+                said = str(exc).removeprefix("ts ")
+                raise InvalidParams(f"invalid params for recall: {name} {said}") from None
+        since, until = bounds
+        if since is not None and until is not None and since >= until:
+            raise InvalidParams(
+                f"invalid params for recall: since ({params.since!r}) must be before until "
+                f"({params.until!r}); until is exclusive"
+            )
+        for name, value in (
+            ("sender", params.sender),
+            ("session", params.session),
+            ("kind", params.kind),
+        ):
+            if value is not None and not value.strip():
+                raise InvalidParams(
+                    f"invalid params for recall: {name} must not be empty (leave it out to "
+                    "recall from every one)"
+                )
+        message = Recall(
+            params.query,
+            params.k,
+            params.explain,
+            sender=params.sender,
+            session=params.session,
+            kind=params.kind,
+            since=since,
+            until=until,
+        )
+        await self._tell(params.soul, message, reply)
 
     async def _context(self, params: ContextParams, reply: Reply) -> None:
         await self._tell(params.soul, Context(params.query, params.session), reply)

@@ -71,11 +71,18 @@ class Import(msgspec.Struct, frozen=True, tag="import"):
 
 class Recall(msgspec.Struct, frozen=True, tag="recall"):
     """Rank memories for ``query``. Reply: ``RecallResult``; with ``explain``, each
-    item says why it ranked."""
+    item says why it ranked. ``sender``, ``session``, ``kind``, ``since`` and
+    ``until`` (Unix seconds, until exclusive) narrow it to those memories (see
+    :class:`souls.store.store.Scope`)."""
 
     query: str
     k: int | None = None
     explain: bool = False
+    sender: str | None = None
+    session: str | None = None
+    kind: str | None = None
+    since: float | None = None
+    until: float | None = None
 
 
 class Context(msgspec.Struct, frozen=True, tag="context"):

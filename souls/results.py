@@ -72,7 +72,9 @@ class TermWeight(msgspec.Struct, frozen=True):
 class Explanation(msgspec.Struct, frozen=True, omit_defaults=True):
     """Why a recalled item ranked: a memory found by BM25 scores ``bm25 * speaker *
     time``; one cited by a summary line scores the line's coverage of the query; an
-    associate scores the strength of the Hebbian edge that brought it."""
+    associate scores the strength of the Hebbian edge that brought it. Its relevance
+    (see :class:`RecallItem`) is ``lexical * speaker * time`` at most 1 (a cited one:
+    at least its line's coverage)."""
 
     # BM25 over the memory's text and (weighted lower) its neighbouring turns.
     bm25: float = 0.0
@@ -87,6 +89,17 @@ class Explanation(msgspec.Struct, frozen=True, omit_defaults=True):
     summary: float | None = None
     # Strength of the Hebbian edge that brought it along.
     hebbian: float | None = None
+    # The share of the query's evidence its words hold (its own text, its neighbouring
+    # turns, other forms of the query's words), the lexical part of its relevance.
+    lexical: float = 0.0
+    # The part of ``lexical`` owed to other forms of the query's words (fail, failure).
+    related: float = 0.0
+    # What breaks a near-tie: its salience, and when it was said (Unix seconds).
+    salience: float | None = None
+    when: float | None = None
+    # The memory whose fact it superseded ("successor"), or that superseded its fact.
+    succeeds: int | None = None
+    superseded_by: int | None = None
     # The same, in words.
     reasons: list[str] = msgspec.field(default_factory=list)
 
@@ -95,9 +108,17 @@ class RecallItem(msgspec.Struct, frozen=True, omit_defaults=True):
     id: int  # memory id
     kind: str
     text: str
+    # The ranking score in its layer's own units (BM25 with cues, a summary line's
+    # coverage, a Hebbian edge's weight): for ``explain``; compare ``relevance``.
     score: float
-    via: str  # why it is here: "bm25", later "hebbian", "goal"...
+    via: str  # why it is here: "bm25", "summary", "weekly", "hebbian", "successor", "goal"
     refs: list[str]  # the ``ref``s of the source events
+    # How well it answers the query, in [0, 1], comparable across queries and souls: the
+    # share of the query's evidence (its words, weighted by how rare each is, and the
+    # speaker and date it names) the item holds. 1.0: every word of the query (as a
+    # memory made of exactly those words would); 0.5: half of it. Items come in
+    # non-increasing relevance; nothing of relevance 0 is recalled.
+    relevance: float = 0.0
     # Why it ranked, when the caller asked (``explain``); left off the wire otherwise.
     explain: Explanation | None = None
 

@@ -40,7 +40,7 @@ from souls.recall.recall import Citations, HitCache, Recollection, recall
 from souls.results import DecayResult, HomeostasisResult, ReflectResult
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, SummaryVersion
-from souls.store.store import NewEvent, Store
+from souls.store.store import NewEvent, Scope, Store
 from souls.text.tokenize import fts_match, query_terms
 from supervisor.pace import Pacer
 
@@ -241,15 +241,23 @@ class Mind:
         *,
         now: float | None = None,
         explain: bool = False,
+        scope: Scope | None = None,
     ) -> Recollection:
         """Recall through every layer; fire-together, recall times and retrieval-
         induced forgetting go into ``changes``. ``now``: what relative dates in the
-        query count from (default: the wall clock)."""
+        query count from (default: the wall clock). ``scope``: only memories within it."""
         self._terms = await self._store.term_stats()  # kept current by the store
         now = time.time() if now is None else now
         if not self.config.cognition:
             return await recall(
-                self._store, self._terms, self.config.recall, query, k, now=now, explain=explain
+                self._store,
+                self._terms,
+                self.config.recall,
+                query,
+                k,
+                now=now,
+                explain=explain,
+                scope=scope,
             )
         hebbian = self.config.hebbian
         if self._associations is None:
@@ -273,6 +281,7 @@ class Mind:
             cache=self._hits,
             now=now,
             explain=explain,
+            scope=scope,
         )
         # Only what really matched the query fires together (see souls.recall.recall).
         for pair in pairs(found.fired):

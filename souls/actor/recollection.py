@@ -35,13 +35,21 @@ from souls.config import SoulConfig
 from souls.knowledge.goals import activated, goal_candidates
 from souls.knowledge.knowledge import Knowledge
 from souls.knowledge.tasks import Task, parse_tasks
+from souls.messages import Recall
 from souls.recall.assembly import choose, memory_candidates
 from souls.recall.context import assemble
 from souls.results import ContextResult, RecallItem, RecallResult
 from souls.store.changes import AssemblyRow, Changes
+from souls.store.store import Scope
 from supervisor.errors import InvalidParams
 
-__all__ = ["Recollection"]
+__all__ = ["Recollection", "scope_of"]
+
+
+def scope_of(asked: Recall) -> Scope | None:
+    """What a recall request narrows to, None when it does not."""
+    scope = Scope(asked.sender, asked.session, asked.kind, asked.since, asked.until)
+    return scope if scope else None
 
 
 class Recollection:
@@ -68,17 +76,25 @@ class Recollection:
         self._log = structlog.get_logger("soupd.soul")
 
     async def recall(
-        self, query: str, k: int | None, explain: bool, changes: Changes
+        self,
+        query: str,
+        k: int | None,
+        explain: bool,
+        changes: Changes,
+        *,
+        scope: Scope | None = None,
     ) -> RecallResult:
-        """The best ``k`` memories for ``query`` (default ``[recall] k``), then the
-        goals it activates."""
+        """The best ``k`` memories for ``query`` (default ``[recall] k``), in
+        non-increasing relevance (see :func:`souls.recall.recall.recall`), then the goals
+        it activates (none when ``scope`` narrows the recall: goals have no sender,
+        session or time)."""
         limit = self._k(k)
         started = time.perf_counter()
         found = await self._mind.recall(
-            query, limit, changes, now=self._clock.now(), explain=explain
+            query, limit, changes, now=self._clock.now(), explain=explain, scope=scope
         )
         items = found.items
-        if self._config.cognition:
+        if self._config.cognition and not scope:
             # Goals join recall by activation: bridge triggers and domains reach them too.
             knowledge = self._knowledge
             goals = [g for g in knowledge.goals.values() if g.state in ("active", "paused")]
@@ -88,7 +104,12 @@ class Recollection:
                 threshold=self._config.knowledge.goal_threshold,
                 limit=self._config.knowledge.goals_limit,
             )
-            items = items + [c.item for c in goal_candidates(chosen, self._clock.now())]
+            items = items + [
+                msgspec.structs.replace(
+                    c.item, relevance=round(min(max(c.item.score, 0.0), 1.0), 3)
+                )
+                for c in goal_candidates(chosen, self._clock.now())
+            ]
         self._latency.add(time.perf_counter() - started)
         return RecallResult(items)
 

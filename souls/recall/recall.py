@@ -41,15 +41,16 @@ import re
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
 import msgspec
 
 from souls.mind.hebbian import Associations, HebbianConfig
 from souls.recall.cues import Boosts, Cues, Factors, weigh, weigh_one
 from souls.results import Explanation, RecallItem, TermWeight
-from souls.store.bm25 import TermStats
+from souls.store.bm25 import Held, Shares, TermStats
 from souls.store.neighbours import MAX_TURNS, Row
-from souls.store.store import Candidate, Hit, Store
+from souls.store.store import Candidate, Hit, Scope, Store, Successor
 from souls.text.tokenize import fts_match, query_terms, tokens
 
 __all__ = ["Citations", "HitCache", "RecallConfig", "Recollection", "recall"]
@@ -86,6 +87,15 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     # times; from a week or month it names ("in May 2023", "last week"), 1 + period_boost.
     date_boost: float = 1.0
     period_boost: float = 0.5
+    # What another form of a query word counts for ("failed" for "failures", "allergic"
+    # for "allergies": stems Snowball leaves apart), against 1 for the word itself; 0:
+    # only the word's own stem matches.
+    related_share: float = 0.5
+    # A memory holding as much of the query's words as a better one (their coverage
+    # within near_tie_coverage) and within this share of its relevance is a near-tie
+    # with it: the more salient memory comes first, then the more recent one.
+    near_tie: float = 0.15
+    near_tie_coverage: float = 0.02
 
     def __post_init__(self) -> None:
         if not 1 <= self.k <= self.max_k:
@@ -100,6 +110,10 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             )
         if min(self.speaker_boost, self.date_boost, self.period_boost) < 0:
             raise ValueError("speaker_boost, date_boost and period_boost must be >= 0")
+        if not 0 <= self.related_share <= 1 or not 0 <= self.near_tie < 1:
+            raise ValueError("related_share must be in [0, 1] and near_tie in [0, 1)")
+        if not 0 <= self.near_tie_coverage <= 1:
+            raise ValueError("near_tie_coverage must be in [0, 1]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,24 +143,82 @@ async def recall(
     cache: HitCache | None = None,
     now: float = 0.0,
     explain: bool = False,
+    scope: Scope | None = None,
 ) -> Recollection:
-    """The ``k`` best visible memories for ``query`` (plus associates). ``now``: what
-    relative dates ("yesterday") count from. ``explain``: each item says why it ranked."""
+    """The ``k`` best visible memories for ``query`` (plus associates), best first.
+    ``now``: what relative dates ("yesterday") count from. ``explain``: each item says
+    why it ranked. ``scope``: only memories within it (:class:`~souls.store.store.Scope`).
+
+    Each item carries its relevance in [0, 1] (:class:`~souls.results.RecallItem`): the
+    share of the query's evidence it holds — each query word weighted by how rare it
+    is among the soul's memories (words no memory holds count, as the rarest), another
+    form of a word for ``[recall] related_share`` of it, a neighbouring turn's word for
+    ``context_weight`` — times the speaker and date cues, at most 1. 1.0: the memory
+    holds every word of the query, as strongly as a memory made of exactly those words
+    would (or holds most of it, said by the person and on the day the query names);
+    0.5: half of the query's evidence. It does not depend on how many memories matched
+    nor on the soul's size beyond the words' rarity, so one threshold serves every
+    query and soul. A memory cited by a summary line is at least as relevant as the
+    share of the query its line covers; an associate (``via: hebbian``) is less
+    relevant than every memory that matched, by its edge's strength.
+
+    Items come in non-increasing relevance; relevances within ``[recall] near_tie`` of
+    each other are a near-tie, which the more salient memory wins, then the more recent
+    one. A memory whose fact a later claim superseded (a move, a rename, a new number)
+    comes right below its successor, brought in (``via: successor``) when the query
+    did not find it, as relevant as what it replaces. Nothing of relevance 0 (rounded
+    to 3 decimals) is returned."""
     asked = query_terms(query)
     terms = [term for term in asked if stats.df(term)]
-    if not terms:
+    related = stats.relatives(terms, asked) if config.related_share > 0 else {}
+    if not terms and not related:
         return Recollection([], [])
+    measure = _Measure(stats, config, asked, related)
     cues = await Cues.read(store, query, terms, now)
     spare = hebbian.rif_competitors if hebbian else 0
-    ranked, whys, rows = await _bm25(store, stats, config, terms, cues, k + spare)
-    by_id = {hit.memory_id: hit for hit in ranked}
+    found = await _bm25(
+        store, stats, config, [*terms, *related], measure.scale, cues, k + spare, scope
+    )
+    whys, rows = found.whys, found.rows
     cited = _cited(layers, terms, asked, config.summary_line_coverage, stats)
+    if scope and cited:
+        inside = await store.within([memory_id for memory_id, _, _, _ in cited], scope)
+        cited = [c for c in cited if c[0] in inside]
     via = {memory_id: layer for memory_id, _, layer, _ in cited}
-    # Cited memories first (in summary order), then BM25's; associates of those that
-    # really matched. What BM25 did not already bring is read in one go.
-    first = [memory_id for memory_id, _, _, _ in cited][:k]
-    seeds = first + [hit.memory_id for hit in ranked if hit.memory_id not in via][: k - len(first)]
-    resonance = await _resonance(store, stats, config, asked, seeds, whys, rows)
+    coverage = {memory_id: covered for memory_id, covered, _, _ in cited}
+    cited_ids = [memory_id for memory_id, _, _, _ in cited][:k]
+    wanted = [(m, coverage[m]) for m in cited_ids if m not in found.by_id]
+    fetched = await _details(store, wanted, cache)
+    rows = rows | await store.rows([m for m in cited_ids if m not in rows])
+    relevance = {
+        hit.memory_id: measure.of(rows.get(hit.memory_id), whys.get(hit.memory_id))
+        for hit in found.hits
+    }
+    pool = [
+        replace(hit, score=coverage[m])
+        for m in cited_ids
+        if (hit := fetched.get(m) or found.by_id.get(m)) is not None
+    ]
+    for hit in pool:
+        own = measure.of(rows.get(hit.memory_id), whys.get(hit.memory_id))
+        relevance[hit.memory_id] = max(coverage[hit.memory_id], own)
+    taken = {hit.memory_id for hit in pool}
+    pool += [hit for hit in found.hits if hit.memory_id not in taken]
+    pool = [hit for hit in pool if round(min(relevance[hit.memory_id], 1.0), 3) > 0]
+    when = found.when | {
+        hit.memory_id: hit.created for hit in pool if hit.memory_id not in found.when
+    }
+    covered = {hit.memory_id: measure.held(rows.get(hit.memory_id)).coverage for hit in pool}
+    ordered = _order(pool, relevance, covered, when, config)
+    chosen_hits, rest = ordered[:k], ordered[k:]
+    competitors = [hit.memory_id for hit in rest if hit.memory_id not in via][:spare]
+    successors = await store.successors([h.memory_id for h in chosen_hits if h.superseded])
+    chosen_hits, brought = await _succeeded(store, chosen_hits, successors, relevance, cache, scope)
+    chosen_hits = chosen_hits[:k]
+    for memory_id in brought:
+        via[memory_id] = "successor"
+    seeds = [hit.memory_id for hit in chosen_hits]
+    resonance = await _resonance(store, measure, seeds, whys, rows)
     share = hebbian.fire_share if hebbian is not None else 1.0
 
     def matched(memory_id: int) -> bool:
@@ -154,62 +226,188 @@ async def recall(
 
     walked: list[tuple[int, float]] = []
     if associations is not None and hebbian is not None and len(associations):
-        spreading = [memory_id for memory_id in seeds if matched(memory_id)]
+        spreading = [
+            memory_id for memory_id in seeds if matched(memory_id) and memory_id not in brought
+        ]
         walked = associations.walk(spreading, hebbian.max_hops, hebbian.max_associates)
-    scores = {memory_id: covered for memory_id, covered, _, _ in cited} | dict(walked)
-    wanted = [(m, scores[m]) for m in [*first, *(m for m, _ in walked)] if m not in by_id]
-    fetched = await _details(store, wanted, cache)
-    # A cited memory is scored by how much of the query its summary line covers.
-    chosen = [fetched.get(m) or by_id.get(m) for m in first]
-    chosen_hits = [replace(hit, score=scores[hit.memory_id]) for hit in chosen if hit is not None]
-    taken = {hit.memory_id for hit in chosen_hits}
-    rest = [hit for hit in ranked if hit.memory_id not in taken]
-    room = max(k - len(chosen_hits), 0)
-    chosen_hits += rest[:room]
-    competitors = [hit.memory_id for hit in rest[room : room + spare]]
+    if scope and walked:
+        inside = await store.within([memory_id for memory_id, _ in walked], scope)
+        walked = [(m, strength) for m, strength in walked if m in inside]
+    in_list = {hit.memory_id for hit in chosen_hits}
+    fetched |= await _details(
+        store, [(m, w) for m, w in walked if m not in in_list and m not in fetched], cache
+    )
     if cache is not None:
         for hit in chosen_hits:
             cache.put(hit)
-    items = [_item(hit, via.get(hit.memory_id, "bm25")) for hit in chosen_hits]
+    items = [
+        _item(hit, via.get(hit.memory_id, "bm25"), relevance[hit.memory_id]) for hit in chosen_hits
+    ]
     created = {hit.memory_id: hit.created for hit in chosen_hits}
-    for memory_id, strength in walked:
-        associate = fetched.get(memory_id) or by_id.get(memory_id)
+    # An associate matched nothing of the query itself: it is less relevant than the
+    # least relevant memory that did, by how strong its edge is.
+    floor = min((relevance[m] for m in seeds), default=0.0)
+    threshold = hebbian.association_threshold if hebbian is not None else 1.0
+    for memory_id, strength in sorted(walked, key=lambda pair: (-pair[1], pair[0])):
+        associate = fetched.get(memory_id)
         if associate is not None and memory_id not in created:
-            items.append(_item(replace(associate, score=strength), "hebbian"))
+            relevance[memory_id] = min(floor, 1.0) * strength / (strength + threshold)
+            items.append(_item(replace(associate, score=strength), "hebbian", relevance[memory_id]))
             created[memory_id] = associate.created
-    fired = [hit.memory_id for hit in chosen_hits if matched(hit.memory_id)] if hebbian else []
+    fired = [m for m in seeds if matched(m) and m not in brought] if hebbian else []
     if explain:
-        items = await _explained(store, stats, config, terms, cues, items, whys, cited)
-    shown = {hit.memory_id: resonance.get(hit.memory_id, 0.0) for hit in chosen_hits}
+        items = await _explained(
+            store,
+            stats,
+            config,
+            [*terms, *related],
+            measure,
+            cues,
+            items,
+            whys,
+            cited,
+            when,
+            successors,
+        )
+    shown = {memory_id: resonance.get(memory_id, 0.0) for memory_id in seeds}
     return Recollection(items, competitors, fired, created, shown)
+
+
+class _Measure:
+    """What memories' rows hold of one query, each row worked out once: its relevance
+    (before the cap, and times the cues), its R and its coverage."""
+
+    def __init__(
+        self, stats: TermStats, config: RecallConfig, asked: Sequence[str], related: dict[str, str]
+    ) -> None:
+        self.asked = asked
+        self.related = related
+        self.scale = {term: config.related_share for term in related}
+        self.stats = stats
+        self.context_weight = config.context_weight
+        self.shares = Shares(stats, asked, related, config.related_share, config.context_weight)
+        self._held: dict[int, Held] = {}
+
+    def plain(self, row: Row) -> float:
+        """Relevance without the other forms of the query's words (for explanations)."""
+        return (
+            Shares(self.stats, self.asked, {}, 0.0, self.context_weight)
+            .of(row.doc, row.prior, row.later)
+            .relevance
+        )
+
+    def held(self, row: Row | None) -> Held:
+        if row is None:
+            return _NOTHING
+        held = self._held.get(row.memory_id)
+        if held is None:
+            held = self._held[row.memory_id] = self.shares.of(row.doc, row.prior, row.later)
+        return held
+
+    def of(self, row: Row | None, why: Factors | None) -> float:
+        """Relevance, before it is capped at 1 (the cap is for showing: above it, the
+        order still tells memories apart)."""
+        held = self.held(row).relevance
+        return held * why.speaker * why.time if why is not None else held
+
+    def resonance(self, row: Row | None, why: Factors | None) -> float:
+        held = self.held(row).resonance
+        return min(held * why.speaker * why.time, 1.0) if why is not None else held
+
+
+_NOTHING = Held(0.0, 0.0, 0.0)
+
+
+def _order(
+    hits: list[Hit],
+    relevance: dict[int, float],
+    coverage: dict[int, float],
+    when: dict[int, float],
+    config: RecallConfig,
+) -> list[Hit]:
+    """``hits`` by relevance, best first. A run of hits that each hold as much of the
+    query's words as the run's first (coverage within ``near_tie_coverage``) and are
+    within ``near_tie`` of its relevance is a near-tie: in it, the more salient comes
+    first, then the one said later, then the one stored later."""
+    ranked = sorted(hits, key=lambda hit: (-relevance[hit.memory_id], -hit.memory_id))
+    out: list[Hit] = []
+    start = 0
+    while start < len(ranked):
+        first = ranked[start].memory_id
+        least = relevance[first] * (1 - config.near_tie)
+        end = start + 1
+        while end < len(ranked):
+            other = ranked[end].memory_id
+            if relevance[other] < least or (
+                abs(coverage[first] - coverage[other]) > config.near_tie_coverage
+            ):
+                break
+            end += 1
+        out += sorted(
+            ranked[start:end],
+            key=lambda hit: (-hit.salience, -when.get(hit.memory_id, 0.0), -hit.memory_id),
+        )
+        start = end
+    return out
+
+
+async def _succeeded(
+    store: Store,
+    hits: list[Hit],
+    successors: dict[int, Successor],
+    relevance: dict[int, float],
+    cache: HitCache | None,
+    scope: Scope | None,
+) -> tuple[list[Hit], set[int]]:
+    """``hits`` with each superseded memory's successor right above it (moved up, or
+    brought in), as relevant as it at least; the ids brought in."""
+    if not successors:
+        return hits, set()
+    wanted = {s.memory_id for s in successors.values()}
+    if scope:
+        wanted &= await store.within(list(wanted), scope)
+    present = {hit.memory_id: hit for hit in hits}
+    fetched = await _details(store, [(m, 0.0) for m in wanted if m not in present], cache)
+    out: list[Hit] = []
+    placed: set[int] = set()
+    brought: set[int] = set()
+    for hit in hits:
+        if hit.memory_id in placed:
+            continue
+        successor = successors.get(hit.memory_id)
+        after = successor.memory_id if successor is not None else None
+        if after is not None and after in wanted and after not in placed:
+            new = present.get(after) or fetched.get(after)
+            if new is not None:
+                if after not in present:
+                    brought.add(after)
+                relevance[after] = max(relevance.get(after, 0.0), relevance[hit.memory_id])
+                out.append(replace(new, score=max(new.score, hit.score)))
+                placed.add(after)
+        out.append(hit)
+        placed.add(hit.memory_id)
+    return out, brought
 
 
 async def _resonance(
     store: Store,
-    stats: TermStats,
-    config: RecallConfig,
-    asked: Sequence[str],
+    measure: _Measure,
     ids: list[int],
     whys: dict[int, Factors],
     rows: dict[int, Row],
 ) -> dict[int, float]:
-    """R of each memory of ``ids`` for the query ``asked`` (all its terms): what its row
-    (its text, and its neighbours as they count in recall) holds of the whole query,
-    times what the query's cues (speaker, dates) made of it, at most 1. ``rows``: those
-    at hand; the others are read."""
+    """R of each memory of ``ids`` for the whole query: what its row (its text, and its
+    neighbours as they count in recall) holds of the whole query, times what the
+    query's cues (speaker, dates) made of it, at most 1. ``rows``: those at hand; the
+    others are read."""
     missing = [memory_id for memory_id in ids if memory_id not in rows]
     if missing:
         rows = rows | await store.rows(missing)
-    weight = config.context_weight
-    found = {}
-    for memory_id in ids:
-        row = rows.get(memory_id)
-        if row is None:
-            continue
-        held = stats.resonance(asked, row.doc.split(), f"{row.prior} {row.later}".split(), weight)
-        why = whys.get(memory_id)
-        found[memory_id] = min(held * why.speaker * why.time, 1.0) if why else held
-    return found
+    return {
+        memory_id: measure.resonance(rows[memory_id], whys.get(memory_id))
+        for memory_id in ids
+        if memory_id in rows
+    }
 
 
 class HitCache:
@@ -253,16 +451,34 @@ async def _details(
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """BM25's best memories (visible ones, best first) and, for each memory scored, how
+    it was scored, its index row and when it was said."""
+
+    hits: list[Hit]
+    whys: dict[int, Factors]
+    rows: dict[int, Row]
+    when: dict[int, float]
+
+    @property
+    def by_id(self) -> dict[int, Hit]:
+        return {hit.memory_id: hit for hit in self.hits}
+
+
 async def _bm25(
     store: Store,
     stats: TermStats,
     config: RecallConfig,
     terms: list[str],
+    scale: dict[str, float],
     cues: Cues,
     limit: int,
-) -> tuple[list[Hit], dict[int, Factors], dict[int, Row]]:
+    scope: Scope | None = None,
+) -> _Found:
     """The ``limit`` best memories by BM25 and cues, how each was scored, and the index
-    rows of those scored.
+    rows of those scored. ``scale``: the terms that count for less than a query word
+    (other forms of one).
 
     Only memories that match the query themselves come — their own text holds a query
     term, or someone the query names said them: their neighbours lift them, never bring
@@ -272,20 +488,21 @@ async def _bm25(
     rare = max(config.common_term_share * stats.documents, config.common_term_floor)
     fallback = stats.df(probe[0]) > rare  # no term is discriminating: the rarest stands in
     held = frozenset(terms)
-    if len(probe) == len(terms) and not cues and not fallback:
+    if len(probe) == len(terms) and not cues and not fallback and not scale:
         # Every term fetches and nothing re-ranks: FTS5's ranking is the exact order, of
         # which the best that hold a term themselves. Should too many of the best hold
         # them only in their neighbours, SQLite filters (exact, and slower).
         match = fts_match(terms)
-        found = await store.candidates(match, 2 * limit, weight)
+        found = await store.candidates(match, 2 * limit, weight, scope=scope)
         kept = [c for c in found if not held.isdisjoint(c.doc.split())]
         if len(kept) < limit and len(found) == 2 * limit:
-            kept = await store.candidates(match, limit, weight, own=match)
+            kept = await store.candidates(match, limit, weight, own=match, scope=scope)
         kept = kept[:limit]
-        return (
+        return _Found(
             [c.hit(c.score) for c in kept if c.visible],
             {c.memory_id: Factors(c.score) for c in kept},
             {c.memory_id: Row(c.memory_id, c.doc, c.prior, c.later) for c in kept},
+            {c.memory_id: _when(c) for c in kept},
         )
     wanted = max(limit * config.candidates_per_result, 50)
     common = [term for term in terms if term not in probe]
@@ -294,23 +511,30 @@ async def _bm25(
         # The rarest term is in most rows' context: it fetches by the memories' own text
         # only (a cheaper scan, and every candidate holds a term), and every term is
         # scored here.
-        found = await store.candidates(fts_match(probe), wanted)
+        found = await store.candidates(fts_match(probe), wanted, scope=scope)
         common = terms
     else:
-        found = await store.candidates(fts_match(probe), wanted, weight)
+        found = await store.candidates(fts_match(probe), wanted, weight, scope=scope)
+        if scale:
+            # FTS5 counts every term fully: the terms that count for less are scored
+            # here, all of them (the candidates' own score is not used).
+            common = terms
     # A candidate's FTS5 score already holds the probe terms' share of BM25 (same
     # formula, same statistics); only the common terms are left to add. Candidates
     # come best FTS5 score first: once one could not reach the ``limit``-th best so far
     # even with the most the common terms and cues add, no later one can either.
     boosts = _boosts(config)
-    score = stats.scorer(common, weight) if common else None
-    reach = stats.bound(common) if common else 0.0
+    score = stats.scorer(common, weight, scale) if common else None
+    # With terms that count for less, every term is scored here, and the candidate's
+    # FTS5 score (each probe term fully) bounds what the probe terms add.
+    unbound = [term for term in common if term not in probe] if scale else common
+    reach = stats.bound(unbound) if unbound else 0.0
     most = cues.most(boosts) if cues else 1.0
     whys: dict[int, Factors] = {}
     best: list[float] = []  # the ``limit`` best scores so far, a min-heap
     for c in found:
-        base = 0.0 if fallback else c.score
-        if len(best) == limit and (base + reach) * most < best[0]:
+        base = 0.0 if fallback or scale else c.score
+        if not fallback and len(best) == limit and (c.score + reach) * most < best[0]:
             break
         if not fallback and not _matches(c, held, named):
             continue
@@ -325,20 +549,22 @@ async def _bm25(
             heapq.heapreplace(best, why.score)
     rescored = sorted(
         ((memory_id, why.score) for memory_id, why in whys.items()),
-        key=lambda pair: (-pair[1], pair[0]),
+        key=lambda pair: (-pair[1], -pair[0]),
     )
     # As Store.hits would: the best ``limit``, then only the visible among them.
     by_id = {c.memory_id: c for c in found}
-    rows = {m: Row(m, by_id[m].doc, by_id[m].prior, by_id[m].later) for m, _ in rescored[:limit]}
-    return (
-        [
-            by_id[memory_id].hit(score)
-            for memory_id, score in rescored[:limit]
-            if by_id[memory_id].visible
-        ],
+    top = rescored[:limit]
+    return _Found(
+        [by_id[memory_id].hit(score) for memory_id, score in top if by_id[memory_id].visible],
         whys,
-        rows,
+        {m: Row(m, by_id[m].doc, by_id[m].prior, by_id[m].later) for m, _ in top},
+        {m: _when(by_id[m]) for m, _ in top},
     )
+
+
+def _when(c: Candidate) -> float:
+    """When a candidate was said: its event's time, else when it was stored."""
+    return c.ts if c.ts is not None else (c.created or 0.0)
 
 
 def _matches(c: Candidate, held: frozenset[str], named: frozenset[str]) -> bool:
@@ -358,26 +584,38 @@ async def _explained(
     stats: TermStats,
     config: RecallConfig,
     terms: Sequence[str],
+    measure: _Measure,
     cues: Cues,
     items: list[RecallItem],
     whys: dict[int, Factors],
     cited: Collection[tuple[int, float, str, bool]],
+    when: dict[int, float],
+    successors: dict[int, Successor],
 ) -> list[RecallItem]:
-    """``items`` with their explanations: BM25 by term (text and context), cues, and
-    the summary line or Hebbian edge that brought them."""
+    """``items`` with their explanations: BM25 by term (text and context), cues, the
+    summary line or Hebbian edge that brought them, and each part of their relevance."""
     rows = await store.rows([item.id for item in items])
     missing = {item.id: Factors() for item in items if item.id not in whys}
-    if cues and missing:
-        await weigh(store, cues, _boosts(config), missing)
+    if missing:
+        origins = await store.origins(list(missing))
+        if cues:
+            await weigh(store, cues, _boosts(config), missing)
+        when = when | {m: origin.ts for m, origin in origins.items() if m not in when}
+    salience = {
+        hit.memory_id: hit.salience for hit in await store.hits([(i.id, 0.0) for i in items])
+    }
     coverage = {memory_id: share for memory_id, share, _, _ in cited}
     by_known = {memory_id for memory_id, _, _, known in cited if known}
+    predecessor = {s.memory_id: (old, s.change) for old, s in successors.items()}
+    shown = {item.id for item in items}
     weight = config.context_weight
+    scale = measure.scale
     out = []
     for item in items:
         why = whys.get(item.id) or missing[item.id]
         row = rows.get(item.id)
         shares = (
-            stats.explain(terms, row.doc.split(), f"{row.prior} {row.later}".split(), weight)
+            stats.explain(terms, row.doc.split(), f"{row.prior} {row.later}".split(), weight, scale)
             if row is not None
             else []
         )
@@ -386,10 +624,21 @@ async def _explained(
             share.score * weight * share.context / (share.text + weight * share.context)
             for share in shares
         )
-        reasons = []
+        held = measure.held(row)
+        lexical = held.relevance
+        plain = measure.plain(row) if row is not None and measure.related else lexical
+        related = lexical - plain
+        reasons = [
+            f"relevance {item.relevance:.3f}: lexical {lexical:.3f}"
+            + f" (holds {held.coverage:.0%} of the query's evidence)"
+            + (f" (of it {related:.3f} from other forms of the query's words)" if related else "")
+            + (f" x speaker {why.speaker:g}" if why.speaker != 1 else "")
+            + (f" x time {why.time:g}" if why.time != 1 else "")
+        ]
         if shares:
             listed = ", ".join(
                 f"{s.term} {s.score:.3f}"
+                + (" (another form of a query word)" if s.term in scale else "")
                 + (f" ({s.context}x in neighbouring turns)" if s.context else "")
                 for s in shares
             )
@@ -405,7 +654,26 @@ async def _explained(
             )
         hebbian = item.score if item.via == "hebbian" else None
         if hebbian is not None:
-            reasons.append(f"associated by a Hebbian edge of weight {hebbian:g}")
+            reasons.append(
+                f"associated by a Hebbian edge of weight {hebbian:g} (less relevant than what"
+                " matched)"
+            )
+        said = when.get(item.id)
+        if said is not None:
+            day = datetime.fromtimestamp(said, UTC).strftime("%Y-%m-%d %H:%M")
+            reasons.append(
+                f"near-ties: salience {salience.get(item.id, 0.0):g}, then said {day} UTC"
+            )
+        succeeds = predecessor.get(item.id)
+        superseded = successors.get(item.id)
+        if succeeds is not None and succeeds[0] in shown:
+            reasons.append(f"supersedes m{succeeds[0]} ({succeeds[1]}): ranks above it")
+        elif succeeds is not None:
+            reasons.append(f"supersedes m{succeeds[0]} ({succeeds[1]})")
+        if superseded is not None and superseded.memory_id in shown:
+            reasons.append(
+                f"superseded by m{superseded.memory_id} ({superseded.change}): ranks below it"
+            )
         explanation = Explanation(
             bm25=round(bm25, 6),
             terms=[TermWeight(s.term, round(s.score, 6), s.text, s.context) for s in shares],
@@ -414,6 +682,12 @@ async def _explained(
             time=why.time,
             summary=summary,
             hebbian=hebbian,
+            lexical=round(lexical, 6),
+            related=round(related, 6),
+            salience=salience.get(item.id),
+            when=said,
+            succeeds=succeeds[0] if succeeds is not None else None,
+            superseded_by=superseded.memory_id if superseded is not None else None,
             reasons=reasons,
         )
         out.append(msgspec.structs.replace(item, explain=explanation))
@@ -471,7 +745,7 @@ def _cited(
     return cited
 
 
-def _item(hit: Hit, via: str) -> RecallItem:
+def _item(hit: Hit, via: str, relevance: float) -> RecallItem:
     return RecallItem(
         id=hit.memory_id,
         kind=hit.kind,
@@ -479,4 +753,5 @@ def _item(hit: Hit, via: str) -> RecallItem:
         score=round(hit.score, 6),
         via=via,
         refs=[hit.ref] if hit.ref is not None else [],
+        relevance=round(min(relevance, 1.0), 3),
     )

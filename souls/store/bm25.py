@@ -24,7 +24,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["TermScore", "TermStats"]
+from souls.text.tokenize import relatives
+
+__all__ = ["Held", "Shares", "TermScore", "TermStats"]
 
 K1 = 1.2
 B = 0.75
@@ -83,9 +85,11 @@ class TermStats:
         tokens: Sequence[str],
         context: Sequence[str] = (),
         weight: float = 0.0,
+        scale: Mapping[str, float] | None = None,
     ) -> float:
         """BM25 of a row for the query ``terms`` (distinct): ``tokens`` are the
-        memory's own, ``context`` its neighbours', counted ``weight`` times."""
+        memory's own, ``context`` its neighbours', counted ``weight`` times. ``scale``:
+        what a term counts for, when not fully (a word's relative, see :meth:`relatives`)."""
         length = len(tokens) + len(context)
         if not length or not self.documents or not self.tokens:
             return 0.0
@@ -94,14 +98,19 @@ class TermStats:
         for term in terms:
             tf = tokens.count(term) + (weight * context.count(term) if context else 0.0)
             if tf:
-                total += self.idf(term) * tf * (K1 + 1) / (tf + norm)
+                share = scale.get(term, 1.0) if scale else 1.0
+                total += share * self.idf(term) * tf * (K1 + 1) / (tf + norm)
         return total
 
-    def scorer(self, terms: Sequence[str], weight: float) -> Callable[[str, str, str], float]:
+    def scorer(
+        self, terms: Sequence[str], weight: float, scale: Mapping[str, float] | None = None
+    ) -> Callable[[str, str, str], float]:
         """:meth:`score` of a row given as its indexed documents (own text, prior and
         later turns: tokens joined by spaces), for many rows: what does not depend on
         the row is worked out once."""
-        scored = [(term, self.idf(term)) for term in terms]
+        scored = [
+            (term, self.idf(term) * (scale.get(term, 1.0) if scale else 1.0)) for term in terms
+        ]
         average = self.tokens / self.documents if self.documents else 0.0
 
         def score(doc: str, prior: str, later: str) -> float:
@@ -129,14 +138,24 @@ class TermStats:
         n = self._df.get(term, 0)
         return max(math.log((self.documents + 0.5) / (n + 0.5)), 0.0)
 
-    def ideal(self, terms: Sequence[str]) -> float:
+    def evidence(self, term: str) -> float:
+        """What ``term`` weighs in a recalled item's relevance: ln((N + 1) / (n + 0.5)),
+        :meth:`weight` but above 0 even for a term in every row — "deploy" still says
+        that a memory is about deploys when every memory is — and a share of the
+        whole query's evidence that is next to nothing when other words weigh more."""
+        n = self._df.get(term, 0)
+        return math.log((self.documents + 1) / (n + 0.5))
+
+    def ideal(self, terms: Sequence[str], *, positive: bool = False) -> float:
         """The most a row can hold of a query of ``terms`` (distinct): the BM25, with
-        :meth:`weight` for idf, of a row made of exactly those terms, each once. 0 when
-        the query holds no evidence at all (every term in every row)."""
+        :meth:`weight` for idf (``positive``: :meth:`evidence`), of a row made of
+        exactly those terms, each once. 0 when the query holds no evidence at all
+        (every term in every row, by :meth:`weight`)."""
         if not terms or not self.documents or not self.tokens:
             return 0.0
+        weigh = self.evidence if positive else self.weight
         norm = K1 * (1 - B + B * len(terms) / (self.tokens / self.documents))
-        return sum(self.weight(term) for term in terms) * (K1 + 1) / (1 + norm)
+        return sum(weigh(term) for term in terms) * (K1 + 1) / (1 + norm)
 
     def resonance(
         self,
@@ -144,20 +163,34 @@ class TermStats:
         tokens: Sequence[str],
         context: Sequence[str] = (),
         context_weight: float = 0.0,
+        related: Mapping[str, str] | None = None,
+        related_share: float = 0.0,
+        *,
+        positive: bool = False,
     ) -> float:
         """R of a row for the query ``terms`` (distinct, all of them, known or not): the
         share of the query it holds, its BM25 with :meth:`weight` for idf over
-        :meth:`ideal`, in [0, 1]. 0 when the query holds no evidence."""
-        ideal = self.ideal(terms)
+        :meth:`ideal`, in [0, 1]. 0 when the query holds no evidence.
+
+        ``related``: other forms of the query's words (see :meth:`relatives`), each of
+        which counts ``related_share`` of the word it stands for, never more. With
+        ``positive``, evidence is :meth:`evidence`: a recalled item's lexical relevance."""
+        ideal = self.ideal(terms, positive=positive)
         length = len(tokens) + len(context)
         if not ideal > 0 or not length:
             return 0.0
+        weigh = self.evidence if positive else self.weight
         norm = K1 * (1 - B + B * length / (self.tokens / self.documents))
         held = 0.0
         for term in terms:
             tf = tokens.count(term) + (context_weight * context.count(term) if context else 0.0)
             if tf:
-                held += self.weight(term) * tf * (K1 + 1) / (tf + norm)
+                held += weigh(term) * tf * (K1 + 1) / (tf + norm)
+        for other, word in (related or {}).items():
+            tf = tokens.count(other) + (context_weight * context.count(other) if context else 0.0)
+            if tf:
+                most = min(weigh(other), weigh(word))
+                held += related_share * most * tf * (K1 + 1) / (tf + norm)
         return min(held / ideal, 1.0)
 
     def bound(self, terms: Sequence[str]) -> float:
@@ -165,8 +198,25 @@ class TermStats:
         stays below its idf times K1 + 1)."""
         return sum(self.idf(term) for term in terms) * (K1 + 1) * (1 + 1e-9) + 1e-12
 
+    def relatives(self, terms: Sequence[str], words: Sequence[str]) -> dict[str, str]:
+        """Other forms of ``words`` (query words, known or not) that some row holds and
+        ``terms`` do not already name, each with the word it stands for (the first
+        that has it): ``failur`` → ``fail``, ``allergi`` → ``allerg``."""
+        named = set(terms) | set(words)
+        found: dict[str, str] = {}
+        for word in words:
+            for other in relatives(word):
+                if other not in named and other not in found and self._df.get(other, 0) > 0:
+                    found[other] = word
+        return found
+
     def explain(
-        self, terms: Sequence[str], tokens: Sequence[str], context: Sequence[str], weight: float
+        self,
+        terms: Sequence[str],
+        tokens: Sequence[str],
+        context: Sequence[str],
+        weight: float,
+        scale: Mapping[str, float] | None = None,
     ) -> list[TermScore]:
         """Each matching term's share of :meth:`score` (same arguments), best first."""
         length = len(tokens) + len(context)
@@ -178,6 +228,90 @@ class TermStats:
             own, near = tokens.count(term), context.count(term)
             tf = own + weight * near
             if tf:
-                score = self.idf(term) * tf * (K1 + 1) / (tf + norm)
+                share = scale.get(term, 1.0) if scale else 1.0
+                score = share * self.idf(term) * tf * (K1 + 1) / (tf + norm)
                 shares.append(TermScore(term, score, own, near))
         return sorted(shares, key=lambda share: (-share.score, share.term))
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What one row holds of a query (see :class:`Shares`)."""
+
+    # BM25 with :meth:`TermStats.evidence` for idf, over the ideal row's; above 1 for a
+    # row holding the words more than once (capped only where it is shown).
+    relevance: float
+    resonance: float  # the same with :meth:`TermStats.weight`: R (DESIGN §3.5)
+    coverage: float  # the share of the query's evidence held, whatever the row's length
+
+
+class Shares:
+    """What rows hold of one query, worked out for many rows: the query's ``terms``
+    (distinct, all of them, known or not), other forms of its words (``related``:
+    form → the word it stands for, each counting ``related_share`` of it, never more)
+    and a row's neighbours counting ``context_weight``."""
+
+    def __init__(
+        self,
+        stats: TermStats,
+        terms: Sequence[str],
+        related: Mapping[str, str],
+        related_share: float,
+        context_weight: float,
+    ) -> None:
+        self._terms = [(t, stats.evidence(t), stats.weight(t)) for t in terms]
+        self._related = [
+            (
+                form,
+                word,
+                min(stats.evidence(form), stats.evidence(word)),
+                min(stats.weight(form), stats.weight(word)),
+            )
+            for form, word in related.items()
+        ]
+        self._share = related_share
+        self._context = context_weight
+        self._average = stats.tokens / stats.documents if stats.documents else 0.0
+        self._evidence = sum(e for _, e, _ in self._terms)
+        if terms and stats.documents and stats.tokens:
+            ideal = (K1 + 1) / (1 + K1 * (1 - B + B * len(terms) / self._average))
+            self._ideal = self._evidence * ideal  # as TermStats.ideal, positive or not
+            self._ideal_r = sum(w for _, _, w in self._terms) * ideal
+        else:
+            self._ideal = self._ideal_r = 0.0
+
+    def of(self, doc: str, prior: str = "", later: str = "") -> Held:
+        """What the row (its documents: tokens joined by spaces) holds of the query."""
+        own = doc.split()
+        near = f"{prior} {later}".split() if prior or later else []
+        length = len(own) + len(near)
+        if not length or not self._average:
+            return Held(0.0, 0.0, 0.0)
+        norm = K1 * (1 - B + B * length / self._average)
+        context = self._context
+        evidence = weight = covered = 0.0
+        held: dict[str, float] = {}
+        for term, e, w in self._terms:
+            mine = own.count(term)
+            tf = mine + context * near.count(term) if near else mine
+            if tf:
+                saturated = tf * (K1 + 1) / (tf + norm)
+                evidence += e * saturated
+                weight += w * saturated
+                held[term] = 1.0 if mine else context
+        for form, word, e, w in self._related:
+            mine = own.count(form)
+            tf = mine + context * near.count(form) if near else mine
+            if tf:
+                saturated = self._share * tf * (K1 + 1) / (tf + norm)
+                evidence += e * saturated
+                weight += w * saturated
+                part = self._share * (1.0 if mine else context)
+                held[word] = min(held.get(word, 0.0) + part, 1.0)
+        if held:
+            covered = sum(e * held.get(t, 0.0) for t, e, _ in self._terms) / self._evidence
+        return Held(
+            evidence / self._ideal if self._ideal > 0 else 0.0,
+            min(weight / self._ideal_r, 1.0) if self._ideal_r > 0 else 0.0,
+            covered,
+        )

@@ -381,4 +381,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         GROUP BY 1;
         """,
     ),
+    (
+        "0014_recall_scope",
+        """
+        -- A recall narrowed to what one sender, or one linked person, said (souls/store/
+        -- store.py, Scope) finds their events without reading every event.
+        CREATE INDEX events_sender ON events (sender);
+        CREATE INDEX events_person ON events (person) WHERE person IS NOT NULL;
+        """,
+    ),
 )

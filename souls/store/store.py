@@ -42,14 +42,22 @@ __all__ = [
     "Hit",
     "NewEvent",
     "Origin",
+    "Scope",
     "Store",
     "StoreCounts",
+    "Successor",
     "Synchronous",
 ]
 
 # A memory's kind as recalled: "voice" when its event was transcribed from speech, so
 # the context can say so (channels mark such events kind "voice").
 _KIND = "CASE WHEN e.kind = 'voice' THEN 'voice' ELSE m.kind END"
+# Whether a memory's event stated a fact that a later claim superseded: one index
+# lookup a memory, so that recall asks for successors only when there may be one.
+_SUPERSEDED = (
+    "EXISTS (SELECT 1 FROM claims AS sc WHERE sc.event_id = m.event_id"
+    " AND +sc.state = 'superseded')"
+)
 
 Synchronous = Literal["off", "normal", "full", "extra"]
 
@@ -94,6 +102,8 @@ class Hit:
     ref: str | None
     event_id: int | None
     created: float = 0.0  # when the memory was stored
+    # Its event stated a fact a later claim superseded (see Store.successors).
+    superseded: bool = False
 
 
 class Candidate(msgspec.Struct, frozen=True, gc=False):
@@ -118,6 +128,7 @@ class Candidate(msgspec.Struct, frozen=True, gc=False):
     person: str | None
     ts: float | None
     created: float | None  # when the memory was stored
+    superseded: int = 0  # 1: its event stated a fact a later claim superseded
 
     def hit(self, score: float) -> Hit:
         """The memory as recall returns it, with ``score`` (only when visible)."""
@@ -133,6 +144,7 @@ class Candidate(msgspec.Struct, frozen=True, gc=False):
             self.ref,
             self.event_id,
             self.created or 0.0,
+            bool(self.superseded),
         )
 
     def origin(self) -> Origin | None:
@@ -148,6 +160,58 @@ class Origin:
     sender: str | None
     person: str | None
     ts: float
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a recall is narrowed to: memories of events said by ``sender`` (that
+    account, or the person linked to it), in ``session``, of ``kind`` (the event's, or
+    the memory's), from ``since`` (inclusive) to ``until`` (exclusive, Unix seconds).
+    With any of them set, a memory of no event is out."""
+
+    sender: str | None = None
+    session: str | None = None
+    kind: str | None = None
+    since: float | None = None
+    until: float | None = None
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in (self.sender, self.session, self.kind, self.since,
+                                            self.until))  # fmt: skip
+
+    def sql(self) -> tuple[str, list[object]]:
+        """The memory ids in scope, as a subquery, and its arguments."""
+        where: list[str] = []
+        args: list[object] = []
+        if self.sender is not None:
+            where.append("(e.sender = ? OR e.person = ?)")
+            args += [self.sender, self.sender]
+        if self.session is not None:
+            where.append("e.session = ?")
+            args.append(self.session)
+        if self.kind is not None:
+            where.append("(e.kind = ? OR m.kind = ?)")
+            args += [self.kind, self.kind]
+        if self.since is not None:
+            where.append("e.ts >= ?")
+            args.append(self.since)
+        if self.until is not None:
+            where.append("e.ts < ?")
+            args.append(self.until)
+        sql = (
+            "SELECT m.id FROM events AS e JOIN memories AS m ON m.event_id = e.id"
+            f" WHERE {' AND '.join(where) or '1'}"
+        )
+        return sql, args
+
+
+@dataclass(frozen=True, slots=True)
+class Successor:
+    """The memory that says what a superseded memory's fact became: the memory of the
+    event of the claim that superseded it, and what changed (``slot: old → new``)."""
+
+    memory_id: int
+    change: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,27 +460,79 @@ class Store:
         context_weight: float | None = None,
         *,
         own: str | None = None,
+        scope: Scope | None = None,
     ) -> list[Candidate]:
         """Like :meth:`search`, but the ``limit`` best matches by BM25 whether visible
-        or not, each with its indexed row, memory and origin (to re-rank in one read)."""
+        or not (the later stored first on ties), each with its indexed row, memory and
+        origin (to re-rank in one read). ``scope``: only memories within it."""
         match, weight = _scoped(match, context_weight)
         own_sql, own_args = _own(own)
+        extra: tuple[object, ...] = own_args
+        if scope:
+            # As for ``own``: the ids in scope are listed once and checked as a filter.
+            inner, args = scope.sql()
+            own_sql += f" AND +rowid IN ({inner})"
+            extra = (*own_args, *args)
         # The rows are read for the chosen few only (SQLite's sorter would carry every
         # match's documents), straight from FTS5's content table (columns c0, c1, c2:
         # doc, prior, later): a plain b-tree read, a third of a lookup through FTS5.
         sql = f"""
             SELECT c.rowid, c.score, f.c0, f.c1, f.c2,
                    m.id IS NOT NULL AND m.hidden_at IS NULL, {_KIND}, m.text, m.salience,
-                   e.ref, m.event_id, e.sender, e.person, e.ts, m.created
+                   e.ref, m.event_id, e.sender, e.person, e.ts, m.created, {_SUPERSEDED}
             FROM (SELECT rowid, -bm25(memory_fts, 1.0, ?, ?) AS score FROM memory_fts
-                  WHERE memory_fts MATCH ? {own_sql} ORDER BY score DESC LIMIT ?) AS c
+                  WHERE memory_fts MATCH ? {own_sql} ORDER BY score DESC, rowid DESC
+                  LIMIT ?) AS c
             JOIN memory_fts_content AS f ON f.id = c.rowid
             LEFT JOIN memories AS m ON m.id = c.rowid
             LEFT JOIN events AS e ON e.id = m.event_id
-            ORDER BY c.score DESC, c.rowid
+            ORDER BY c.score DESC, c.rowid DESC
         """
-        rows = await self._db.execute_fetchall(sql, (weight, weight, match, *own_args, limit))
+        rows = await self._db.execute_fetchall(sql, (weight, weight, match, *extra, limit))
         return [Candidate(*row) for row in rows]
+
+    async def within(self, memory_ids: Sequence[int], scope: Scope) -> set[int]:
+        """Those of ``memory_ids`` that are within ``scope``."""
+        if not memory_ids:
+            return set()
+        inner, args = scope.sql()
+        marks = ",".join("?" * len(memory_ids))
+        sql = f"SELECT id FROM ({inner}) WHERE id IN ({marks})"
+        return {row[0] for row in await self._db.execute_fetchall(sql, [*args, *memory_ids])}
+
+    async def successors(self, memory_ids: Sequence[int]) -> dict[int, Successor]:
+        """For each of ``memory_ids`` whose event stated a fact (a claim) that a later
+        claim of the same subject and slot superseded, the visible memory of the
+        superseding claim's event, newest claim first when several did. Memories that
+        stated nothing superseded are left out; so is one whose event also stated the
+        fact in force (it restated it, it is no older news).
+
+        The joins go in the order written (CROSS JOIN), by the few memories asked about:
+        a soul's claims run to thousands, and by state SQLite would read them all."""
+        if not memory_ids:
+            return {}
+        marks = ",".join("?" * len(memory_ids))
+        sql = f"""
+            SELECT m.id, n.id, old.slot, old.value, new.value
+            FROM memories AS m
+            CROSS JOIN claims AS old ON old.event_id = m.event_id
+                AND +old.state = 'superseded'
+            CROSS JOIN claims AS new ON new.subject = old.subject AND new.slot = old.slot
+                AND +new.state = 'active' AND new.event_id IS NOT NULL
+                AND new.event_id != old.event_id AND new.value != old.value
+            CROSS JOIN memories AS n ON n.event_id = new.event_id AND n.hidden_at IS NULL
+            WHERE m.id IN ({marks})
+                AND NOT EXISTS (SELECT 1 FROM claims AS kept WHERE kept.event_id = m.event_id
+                                AND +kept.state = 'active' AND kept.slot = old.slot
+                                AND kept.subject = old.subject)
+            ORDER BY new.recorded_from, new.id
+        """
+        found: dict[int, Successor] = {}
+        for old_id, new_id, slot, was, now in await self._db.execute_fetchall(
+            sql, list(memory_ids)
+        ):
+            found[old_id] = Successor(new_id, f"{slot}: {was} → {now}")
+        return found
 
     async def rows(self, memory_ids: Sequence[int]) -> dict[int, Row]:
         """The index rows of the visible memories among ``memory_ids``."""
@@ -442,17 +558,18 @@ class Store:
             return []
         marks = ",".join("?" * len(scored))
         sql = f"""
-            SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id, m.created
+            SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id, m.created,
+                   {_SUPERSEDED}
             FROM memories AS m LEFT JOIN events AS e ON e.id = m.event_id
             WHERE m.id IN ({marks}) AND m.hidden_at IS NULL
         """
         rows = await self._db.execute_fetchall(sql, [memory_id for memory_id, _ in scored])
         found = {row[0]: row for row in rows}
         return [
-            Hit(memory_id, kind, text, salience, score, ref, event_id, created)
+            Hit(memory_id, kind, text, salience, score, ref, event_id, created, bool(old))
             for memory_id, score in scored
             if memory_id in found
-            for _, kind, text, salience, ref, event_id, created in (found[memory_id],)
+            for _, kind, text, salience, ref, event_id, created, old in (found[memory_id],)
         ]
 
     async def term_stats(self) -> TermStats:

@@ -18,6 +18,9 @@ Invariants a caller may rely on:
   Runs and words appear in text order, so ``deploy到prod`` → deploy 到 prod.
 - Every token is made of ASCII letters and digits or non-ASCII characters only, so the
   FTS5 ``ascii`` tokenizer reads a space-joined document back as exactly these tokens.
+- ``relatives(stem)`` names the stems that may be the same word in another form, which
+  Snowball leaves apart (``failur``/``fail``, ``allergi``/``allerg``, ``painter``/``paint``):
+  the index keeps one stem per word, recall weighs a relative lower than the word itself.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from collections.abc import Sequence
 
 import Stemmer
 
-__all__ = ["fts_document", "fts_match", "query_terms", "tokens"]
+__all__ = ["fts_document", "fts_match", "query_terms", "relatives", "tokens"]
 
 # Han (with its iteration marks and radicals), kana (not the punctuation U+30A0, U+30FB),
 # Bopomofo, Hangul (jamo and syllables), half-width kana and Hangul, supplementary Han.
@@ -158,3 +161,32 @@ def fts_document(text: str) -> str:
 def fts_match(terms: Sequence[str]) -> str:
     """An FTS5 MATCH expression for any of ``terms``; ``""`` for none (skip the query)."""
     return " OR ".join(['"' + t.replace('"', '""') + '"' for t in terms])
+
+
+# What Snowball leaves at the end of one form of a word and not of another: -y/-ies (i)
+# against -ic, -ure (ur), agent nouns (-er, -r, -or, -ist, -ian), -ion, -al, -age, -ship.
+# A morphological rule, not a word list: ``fail`` and ``failur``, ``allerg`` and
+# ``allergi``, ``profess`` and ``profession`` are one word to a reader. It also pairs a
+# few words that are not (``part``/``parti``, ``care``/``career``), which is why a
+# relative only counts for part of a word.
+_RESIDUES = ("i", "e", "r", "er", "or", "ur", "ic", "al", "ag", "ion", "ian", "ist", "ship")
+# A base shorter than this is too short to say two stems are one word (run/runner).
+_MIN_BASE = 4
+
+
+@functools.lru_cache(maxsize=8192)
+def relatives(stem: str) -> tuple[str, ...]:
+    """Stems that may be ``stem`` in another form, in a fixed order, ``stem`` excluded:
+    the same base (at least four letters, ASCII only) with another of Snowball's
+    leftover endings, or none. Whether a soul holds any of them is for the caller to
+    look up. Numbers, CJK and other scripts have none."""
+    if len(stem) < _MIN_BASE or not stem.isascii() or not stem.isalpha():
+        return ()
+    bases = [stem] + [
+        stem[: -len(end)]
+        for end in _RESIDUES
+        if stem.endswith(end) and len(stem) - len(end) >= _MIN_BASE
+    ]
+    found = dict.fromkeys(base + end for base in bases for end in ("", *_RESIDUES))
+    found.pop(stem, None)
+    return tuple(found)

@@ -76,6 +76,11 @@ def _parser() -> argparse.ArgumentParser:
     recall.add_argument("query")
     recall.add_argument("-k", type=int, default=None, help="how many (default: the soul's)")
     recall.add_argument("--explain", action="store_true", help="say why each item ranked")
+    recall.add_argument("--sender", help="only what this sender (or linked person) said")
+    recall.add_argument("--session", help="only memories of this session")
+    recall.add_argument("--kind", help="only memories of this kind (message, dm, voice...)")
+    recall.add_argument("--since", help="only from this time on (ISO 8601 or Unix seconds)")
+    recall.add_argument("--until", help="only before this time (ISO 8601 or Unix seconds)")
     context = command("context", _context, "print the context block for a soul")
     context.add_argument("soul")
     context.add_argument("query", nargs="?")
@@ -219,6 +224,11 @@ def _recall(args: argparse.Namespace) -> int:
         params["k"] = args.k
     if args.explain:
         params["explain"] = True
+    for name in ("sender", "session", "kind", "since", "until"):
+        value = getattr(args, name)
+        if value is not None:
+            # A time given as digits is Unix seconds; anything else is read as ISO 8601.
+            params[name] = _seconds(value) if name in ("since", "until") else value
     result = _call(args, "recall", params)
 
     def human(r: dict[str, Any]) -> str:
@@ -227,13 +237,19 @@ def _recall(args: argparse.Namespace) -> int:
         rows = []
         for item in r["items"]:
             refs = f"  refs: {', '.join(item['refs'])}" if item["refs"] else ""
-            rows.append(
-                f"[m{item['id']}] {item['score']:7.3f} {item['via']:<8} {item['text']}{refs}"
-            )
+            relevance = item.get("relevance", 0.0)
+            rows.append(f"[m{item['id']}] {relevance:5.3f} {item['via']:<9} {item['text']}{refs}")
             rows += [f"    {reason}" for reason in item.get("explain", {}).get("reasons", [])]
         return "\n".join(rows)
 
     return _print(args, result, human)
+
+
+def _seconds(value: str) -> float | str:
+    try:
+        return float(value)
+    except ValueError:
+        return value
 
 
 def _context(args: argparse.Namespace) -> int:

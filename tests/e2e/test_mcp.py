@@ -106,7 +106,7 @@ async def test_tools_on_one_soul(soupd_home: Home, start_soupd: StartSoupd) -> N
         assert item["text"] == "The staging database is Postgres 16."
         assert item["id"].startswith("m")
         assert item["refs"] == ["mcp-1"]
-        assert item["score"] > 0
+        assert 0 < item["relevance"] <= 1
         assert item["why"]
         assert json.loads(text(await call(client, "search", query="staging database"))) == found
         read = ok(await call(client, "read_memory", id=item["id"]))

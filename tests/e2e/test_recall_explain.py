@@ -59,7 +59,9 @@ def test_explain_from_the_cli(soupd: Daemon) -> None:
     lines = done.stdout.splitlines()
     (answer,) = [n for n, line in enumerate(lines) if line.startswith("[m2]")]
     assert "refs: D1:2" in lines[answer]
-    reasons = lines[answer + 1 : answer + 3]
-    assert reasons[0].strip().startswith("bm25 ")
-    assert "(1x in neighbouring turns)" in reasons[0]
-    assert "said by Ada" in reasons[1]
+    reasons = lines[answer + 1 : answer + 4]
+    assert reasons[0].strip().startswith("relevance ")
+    assert "x speaker 1.6" in reasons[0]  # the parts of the relevance
+    assert reasons[1].strip().startswith("bm25 ")
+    assert "(1x in neighbouring turns)" in reasons[1]
+    assert "said by Ada" in reasons[2]

@@ -48,6 +48,8 @@ QUERIES = [
 DEFAULT = RecallConfig()
 # Common terms prune candidates even on these small test indexes (no floor).
 PRUNING = RecallConfig(common_term_share=0.05, common_term_floor=0)
+# ... and relevance alone orders (no near-ties: equal relevance only).
+EXACT_ORDER = RecallConfig(common_term_share=0.05, common_term_floor=0, near_tie=0.0)
 
 
 def new_event(text: str, ref: str | None = None) -> NewEvent:
@@ -87,12 +89,25 @@ def fts5_scores(texts: Sequence[str], terms: Sequence[str]) -> dict[int, float]:
 
 
 def exact_top_k(texts: Sequence[str], query: str, k: int) -> list[tuple[int, float]]:
-    """Brute force: every document scored by BM25, best first, older id on ties."""
+    """Brute force: every document scored by BM25, best first; on ties (these memories
+    are equally salient and said at the same time) the one stored later."""
     stats = stats_of(texts)
     terms = [t for t in query_terms(query) if stats.df(t)]
     scored = [(i + 1, stats.score(terms, tokens(text))) for i, text in enumerate(texts)]
-    ranked = sorted((pair for pair in scored if pair[1] > 0), key=lambda p: (-p[1], p[0]))
+    ranked = sorted((pair for pair in scored if pair[1] > 0), key=lambda p: (-p[1], -p[0]))
     return [(memory_id, round(score, 6)) for memory_id, score in ranked[:k]]
+
+
+def most_relevant(texts: Sequence[str], query: str, k: int) -> list[int]:
+    """Brute force: the ids of the ``k`` most relevant documents (relevance over the
+    whole query, see souls.recall.recall), ties to the one stored later."""
+    stats = stats_of(texts)
+    asked = query_terms(query)
+    scored = [
+        (i + 1, stats.resonance(asked, tokens(text), positive=True)) for i, text in enumerate(texts)
+    ]
+    ranked = sorted((p for p in scored if round(p[1], 3) > 0), key=lambda p: (-p[1], -p[0]))
+    return [memory_id for memory_id, _ in ranked[:k]]
 
 
 def ids_and_scores(items: Sequence[RecallItem]) -> list[tuple[int, float]]:
@@ -229,8 +244,11 @@ async def test_recall_is_exact_for_discriminating_queries_on_a_larger_index(
             terms = query_terms(query)
             # Each term is in at most 5 % of the memories, so all of them fetch candidates.
             assert stats.discriminating(terms, PRUNING.common_term_share, 0) == terms
-            items = (await recall(store, stats, PRUNING, query, 10)).items
-            assert ids_and_scores(items) == exact_top_k(texts, query, 10), query
+            items = (await recall(store, stats, EXACT_ORDER, query, 10)).items
+            assert [item.id for item in items] == most_relevant(texts, query, 10), query
+            # Each item's score is its exact BM25.
+            exact = dict(exact_top_k(texts, query, len(texts)))
+            assert all(item.score == exact[item.id] for item in items), query
 
 
 async def test_common_terms_rerank_the_candidates_of_rare_ones(tmp_path: Path) -> None:
@@ -257,16 +275,18 @@ async def test_recall_is_deterministic(tmp_path: Path) -> None:
     assert first.items
 
 
-async def test_ties_go_to_the_older_memory(tmp_path: Path) -> None:
+async def test_ties_go_to_the_memory_stored_last(tmp_path: Path) -> None:
+    # Equally salient, all said at the same time: the one stored last comes first.
     texts = ["unrelated words here", "zebra crossing", "other stuff", "zebra crossing"]
     texts += ["zebra crossing"] * 3
     async with store_with(tmp_path / "soul.db", texts) as store:
         stats = await store.term_stats()
         all_of_them = (await recall(store, stats, DEFAULT, "zebra", 10)).items
         two = (await recall(store, stats, DEFAULT, "zebra", 2)).items
-    assert [item.id for item in all_of_them] == [2, 4, 5, 6, 7]
+    assert [item.id for item in all_of_them] == [7, 6, 5, 4, 2]
     assert len({item.score for item in all_of_them}) == 1
-    assert [item.id for item in two] == [2, 4]
+    assert len({item.relevance for item in all_of_them}) == 1
+    assert [item.id for item in two] == [7, 6]
 
 
 async def test_items_carry_text_kind_refs_and_provenance(tmp_path: Path) -> None:
@@ -280,9 +300,11 @@ async def test_items_carry_text_kind_refs_and_provenance(tmp_path: Path) -> None
             score=items[0].score,
             via="bm25",
             refs=["r-6"],
+            relevance=items[0].relevance,
         )
     ]
     assert items[0].score > 0
+    assert 0 < items[0].relevance <= 1
 
 
 @pytest.mark.parametrize("query", ["", "   ", "?!", "the of and", "giraffe", "長頸鹿"])
