@@ -24,5 +24,4 @@ __all__ = [
     "reflect",
     "reflection",
     "somatic",
-    "topics",
 ]
