@@ -104,7 +104,7 @@ class Knowing:
                 except ValueError as exc:
                     raise InvalidParams(str(exc)) from None
                 await entries.reload()
-                return linked
+                return linked | await self._knowledge.follow_links()
             case PersonsMessage():
                 return {"persons": await self._persons.all()}
             case MemoryMap(budget=budget):

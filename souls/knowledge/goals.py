@@ -37,18 +37,22 @@ default threshold 0.15; a situation touching nothing scores 0.06. Same input, sa
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 import msgspec
 
+from souls.knowledge.domains import DOMAIN_LEXICON, concept_words, concepts, domains_in, hits
 from souls.messages import GoalAction, GoalUpdate
+from souls.mind.topics import is_topic
 from souls.recall.assembly import Contender, age_days
 from souls.recall.potential import Scored
 from souls.results import RecallItem
+from souls.text.content import is_content
 from souls.text.tokenize import query_terms, tokens
 
 __all__ = [
+    "LOW_PRIORITY",
     "MAX_NOTES",
     "MAX_STATEMENT",
     "MAX_TRIGGERS",
@@ -57,10 +61,14 @@ __all__ = [
     "GoalChange",
     "GoalNote",
     "GoalState",
+    "Person",
     "activated",
     "activation",
     "apply",
+    "channel",
     "goal_candidates",
+    "relink",
+    "topic_key",
 ]
 
 GoalState = Literal["active", "paused", "achieved", "abandoned"]
@@ -71,6 +79,26 @@ MAX_TRIGGER = 100  # characters per trigger phrase
 MAX_DOMAIN = 40
 MAX_NOTES = 20  # a goal keeps its latest notes only
 _SAME_TOPIC_JACCARD = 0.6
+# A goal of this priority or lower may have no bridge trigger (linghun: triggers are for
+# high and medium goals); a goal taken from conversation is stated at LOW_PRIORITY.
+LOW_PRIORITY = 2
+# Verbs that say how a goal is pursued, not what it is about: "save for a house" and
+# "buy a house" are one topic. Compared as stems, irregular past tenses as their verb.
+_PURSUIT = frozenset(
+    tokens(
+        "save saving buy get start try finish complete train training learn practice study run "
+        "improve become work keep continue achieve reach plan prepare afford do go make"
+    )
+)
+_IRREGULAR = {
+    "ran": "run", "won": "win", "bought": "buy", "did": "do", "made": "make", "got": "get",
+    "wrote": "write", "sold": "sell", "went": "go", "becam": "becom", "found": "find",
+    "paid": "pay", "built": "build", "met": "meet", "taught": "teach", "began": "begin",
+    "left": "leav", "flew": "fli", "drove": "drive", "swam": "swim", "sang": "sing",
+}  # fmt: skip
+_LEXICON_DOMAINS = frozenset(DOMAIN_LEXICON)
+# How the soul names the holder of a goal: the person behind a speaker, when linked.
+Person = Callable[[str], str]
 
 _OPEN: frozenset[GoalState] = frozenset({"active", "paused"})
 _STATE_WEIGHT: dict[GoalState, float] = {
@@ -130,18 +158,29 @@ class Activation(msgspec.Struct, frozen=True, kw_only=True):
     score: float
 
 
-def apply(goals: Sequence[Goal], update: GoalUpdate, *, now: float, next_id: int) -> GoalChange:
+def apply(
+    goals: Sequence[Goal],
+    update: GoalUpdate,
+    *,
+    now: float,
+    next_id: int,
+    person: Person = str,
+) -> GoalChange:
     """Apply ``update`` to the goals of the soul; ``goals`` is not modified.
 
-    ``next_id`` is used only when a goal is created. Raises ``ValueError`` for invalid
+    ``next_id`` is used only when a goal is created. ``person``: the person behind a
+    speaker (an account linked to a person, see :mod:`souls.knowledge.persons`): two
+    speakers behind whom stands one person hold their goals together, and a goal
+    created or merged is held by the person's name. Raises ``ValueError`` for invalid
     input, an unknown or ambiguous target, or a transition the state machine forbids.
     """
     speaker = update.speaker.strip()
     if not speaker:
         raise ValueError("a goal update needs a speaker (who holds the goal)")
+    speaker = person(speaker)
     if update.action == "new":
-        return _new(goals, update, speaker, now, next_id)
-    goal = _target(goals, update, speaker)
+        return _new(goals, update, speaker, now, next_id, person)
+    goal = _target(goals, update, speaker, person)
     allowed = _FROM[update.action]
     if goal.state not in allowed:
         raise ValueError(_transition_error(goal, update.action))
@@ -151,6 +190,8 @@ def apply(goals: Sequence[Goal], update: GoalUpdate, *, now: float, next_id: int
         fields["state"] = _TO[update.action]
     if update.action == "change":
         fields |= _rewrite(goal, update)
+    if goal.speaker != speaker:
+        fields["speaker"] = speaker  # held by the person from now on
     return GoalChange(
         outcome="updated", goal=msgspec.structs.replace(goal, **fields), previous=goal
     )
@@ -159,18 +200,19 @@ def apply(goals: Sequence[Goal], update: GoalUpdate, *, now: float, next_id: int
 def activation(goal: Goal, situation: str, *, alpha: float = 0.6, beta: float = 0.4) -> Activation:
     """How strongly ``situation`` calls ``goal`` to mind, with the parts of the score.
 
-    domainHit: every token of the domain is in the situation. bridgeHit: for some
-    trigger phrase, at least two thirds (rounded up) of its content terms are in the
-    situation: all of a one- or two-word phrase, two of three ("rent goes up" hits "my
-    rent went up"). That is linghun's "≥ 2 shared tokens" for short phrases, without
-    letting a CJK phrase fire on one shared word (whose unigrams and bigram are three
-    tokens): "房租涨价" (7 tokens) needs 5, which "房租又涨价了" has and "房价" lacks.
+    domainHit: the situation holds a word of the goal's domain in the bilingual domain
+    lexicon (:mod:`souls.knowledge.domains`: "budget" is money, 房贷 too); a domain the
+    lexicon lacks hits where the situation holds the domain word itself. bridgeHit: for
+    some trigger phrase, the situation shares at least two of its terms (linghun's "≥ 2
+    shared tokens") and at least two thirds of them ("rent goes up" hits "my rent went
+    up", "the rent is due" does not). A one-word trigger never bridges. The two thirds
+    keep a CJK phrase from firing on one shared word (whose unigrams and bigram are
+    three tokens): "房租涨价" (7 tokens) needs 5, which "房租又涨价了" has and "房价" lacks.
     """
     words = tokens(situation)
     present = set(words)
     sim = _cosine(set(query_terms(situation, words)), set(query_terms(goal.statement)))
-    domain = set(tokens(goal.domain))
-    domain_hit = bool(domain) and domain <= present
+    domain_hit = _domain_hit(goal.domain, situation, present)
     trigger = next((t for t in goal.triggers if _bridges(t, present)), "")
     state_w = _STATE_WEIGHT[goal.state]
     pull = 0.25 * domain_hit + 0.35 * bool(trigger) + 0.40 * sim + 0.15
@@ -204,11 +246,25 @@ def activated(
 
 def _bridges(trigger: str, present: set[str]) -> bool:
     terms = set(query_terms(trigger))
-    return bool(terms) and 3 * len(terms & present) >= 2 * len(terms)
+    shared = len(terms & present)
+    return shared >= 2 and 3 * shared >= 2 * len(terms)
+
+
+def _domain_hit(domain: str, situation: str, present: set[str]) -> bool:
+    if not domain:
+        return False
+    if domain in _LEXICON_DOMAINS:
+        return domain in domains_in(situation)
+    return hits(domain, situation)
 
 
 def _new(
-    goals: Sequence[Goal], update: GoalUpdate, speaker: str, now: float, next_id: int
+    goals: Sequence[Goal],
+    update: GoalUpdate,
+    speaker: str,
+    now: float,
+    next_id: int,
+    person: Person,
 ) -> GoalChange:
     if update.goal_id is not None:
         raise ValueError(
@@ -218,18 +274,21 @@ def _new(
     statement = _statement(update.statement)
     domain = _domain(update.domain)
     triggers = _triggers(update.triggers)
-    if not triggers:
-        raise ValueError(
-            "a new goal needs 1-2 bridge triggers: short phrases for the situations that "
-            "should bring it to mind (e.g. 'rent goes up' for saving for a house)"
-        )
     priority = _priority(3 if update.priority is None else update.priority)
+    if not triggers and priority > LOW_PRIORITY:
+        raise ValueError(
+            f"a new goal of priority {priority} needs 1-2 bridge triggers: short phrases "
+            "for the situations that should bring it to mind (e.g. 'rent goes up' for "
+            f"saving for a house); a goal of priority {LOW_PRIORITY} or lower may have none"
+        )
     note = _text(update.note, "note", required=False)
     terms = _terms(statement)
     same = [
         g
         for g in goals
-        if g.speaker == speaker and g.state in _OPEN and _same_topic(g, terms, domain)
+        if person(g.speaker) == speaker
+        and g.state in _OPEN
+        and _same_topic(g, terms, domain, statement)
     ]
     if same:
         old = max(same, key=lambda g: (_jaccard(_terms(g.statement), terms), -g.id))
@@ -237,6 +296,7 @@ def _new(
             note = f"restated: {statement}"
         merged = msgspec.structs.replace(
             old,
+            speaker=speaker,
             domain=old.domain or domain,
             priority=max(old.priority, priority),
             triggers=_union(old.triggers, triggers),
@@ -262,13 +322,13 @@ def _new(
     return GoalChange(outcome="created", goal=goal, previous=None)
 
 
-def _target(goals: Sequence[Goal], update: GoalUpdate, speaker: str) -> Goal:
+def _target(goals: Sequence[Goal], update: GoalUpdate, speaker: str, person: Person) -> Goal:
     """The goal an update other than ``new`` is about (not yet checked against the action)."""
     if update.goal_id is not None:
         goal = next((g for g in goals if g.id == update.goal_id), None)
         if goal is None:
             raise ValueError(f"no goal g{update.goal_id}; list the goals to find its id")
-        if goal.speaker != speaker:
+        if person(goal.speaker) != speaker:
             raise ValueError(f"goal g{goal.id} is held by {goal.speaker!r}, not {speaker!r}")
         return goal
     statement = update.statement.strip()
@@ -276,7 +336,11 @@ def _target(goals: Sequence[Goal], update: GoalUpdate, speaker: str) -> Goal:
         raise ValueError(f"{update.action} needs the goal's id (goal_id) or its statement")
     terms = _terms(statement)
     domain = _domain(update.domain)
-    same = [g for g in goals if g.speaker == speaker and _same_topic(g, terms, domain)]
+    same = [
+        g
+        for g in goals
+        if person(g.speaker) == speaker and _same_topic(g, terms, domain, statement)
+    ]
     open_ = [g for g in same if g.state in _OPEN]
     if len(open_) > 1:
         ids = ", ".join(f"g{g.id}" for g in sorted(open_, key=lambda g: g.id))
@@ -381,13 +445,45 @@ def _terms(text: str) -> frozenset[str]:
     return frozenset(query_terms(text))
 
 
-def _same_topic(goal: Goal, terms: frozenset[str], domain: str) -> bool:
+def _same_topic(goal: Goal, terms: frozenset[str], domain: str, statement: str) -> bool:
+    """Same topic: by the statements' terms (Jaccard ≥ 0.6, or the one set, of two terms
+    or more, inside the other), or by their topic keys (:func:`topic_key`: what the
+    goals are about, whatever the verb and the language) where the one lies inside the
+    other: "saving for a house" and 明年买房 share the house."""
     if goal.domain and domain and goal.domain != domain:
         return False
     theirs = _terms(goal.statement)
     smaller = min(len(theirs), len(terms))
     contained = smaller >= 2 and len(theirs & terms) == smaller
-    return contained or _jaccard(theirs, terms) >= _SAME_TOPIC_JACCARD
+    if contained or _jaccard(theirs, terms) >= _SAME_TOPIC_JACCARD:
+        return True
+    a, b = topic_key(goal.statement), topic_key(statement)
+    return bool(a) and bool(b) and _jaccard(a, b) >= _SAME_TOPIC_JACCARD
+
+
+def topic_key(text: str, *, verbs: bool = False) -> frozenset[str]:
+    """What ``text`` is about: its content terms (irregular past tenses as their verb;
+    without ``verbs``, the verbs of pursuit such as save, buy, train left out), CJK words
+    of two characters, and the bilingual concepts it names (:data:`CONCEPTS`, as
+    ``@house``)."""
+    named = concepts(text)
+    found: set[str] = {f"@{c}" for c in named}
+    stems: set[str] = set()
+    chinese: list[str] = []
+    for name in named:  # a word a concept stands for is the concept, not a term
+        words = concept_words(name)
+        stems |= words[0]
+        chinese += words[1]
+    for term in tokens(text):
+        term = _IRREGULAR.get(term, term)
+        if term in stems:
+            continue
+        if term.isascii():
+            if is_content(term) and len(term) > 1 and (verbs or term not in _PURSUIT):
+                found.add(term)
+        elif len(term) == 2 and is_topic(term) and not any(w in term for w in chinese):
+            found.add(term)
+    return frozenset(found)
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -400,6 +496,75 @@ def _cosine(a: set[str], b: set[str]) -> float:
 
 def _short(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def relink(goals: Sequence[Goal], person: Person) -> tuple[list[Goal], list[int]]:
+    """Goals after a person link: each held by the person behind its speaker, and two
+    open goals of one person on one topic made one (the older keeps its id and gains
+    the other's notes and triggers). Returns the goals that changed and the ids of
+    those merged away; ``goals`` is not modified."""
+    by_id = {g.id: g for g in goals}
+    changed: dict[int, Goal] = {}
+    for goal in goals:
+        who = person(goal.speaker)
+        if who != goal.speaker:
+            changed[goal.id] = by_id[goal.id] = msgspec.structs.replace(goal, speaker=who)
+    gone: list[int] = []
+    for goal in sorted(by_id.values(), key=lambda g: g.id):
+        if goal.id in gone or goal.state not in _OPEN:
+            continue
+        for other in sorted(by_id.values(), key=lambda g: g.id):
+            if other.id <= goal.id or other.id in gone or other.state not in _OPEN:
+                continue
+            if other.speaker != goal.speaker:
+                continue
+            if not _same_topic(goal, _terms(other.statement), other.domain, other.statement):
+                continue
+            notes = sorted((*goal.progress, *other.progress), key=lambda n: n.at)
+            goal = msgspec.structs.replace(
+                goal,
+                domain=goal.domain or other.domain,
+                priority=max(goal.priority, other.priority),
+                triggers=_union(goal.triggers, other.triggers),
+                updated=max(goal.updated, other.updated),
+                progress=tuple(notes[-MAX_NOTES:]),
+            )
+            changed[goal.id] = by_id[goal.id] = goal
+            changed.pop(other.id, None)
+            gone.append(other.id)
+    return [changed[i] for i in sorted(changed)], gone
+
+
+def channel(goals: Iterable[Goal], situation: str, *, threshold: float = 0.15) -> list[RecallItem]:
+    """The goal channel of a context: every open goal, its statement only (with who
+    holds it, unless that is "user", and "(paused)" for a paused one) — no triggers, no
+    priority, no state machine (linghun: the evidence channel is statement-only; the
+    triggers are navigation, for the map). The goals ``situation`` activates (score ≥
+    ``threshold``) come first, best first, so that a budget cuts the others; then the
+    rest, active before paused, priority high to low, then id. Deterministic."""
+    open_ = [g for g in goals if g.state in _OPEN]
+    scores = {g.id: activation(g, situation).score for g in open_} if situation.strip() else {}
+    ranked = sorted(
+        open_,
+        key=lambda g: (
+            -scores.get(g.id, 0.0) if scores.get(g.id, 0.0) >= threshold else 0.0,
+            _GOAL_STATE_ORDER[g.state],
+            -g.priority,
+            g.id,
+        ),
+    )
+    found = []
+    for goal in ranked:
+        holder = "" if goal.speaker == "user" else f"{goal.speaker}: "
+        paused = " (paused)" if goal.state == "paused" else ""
+        score = round(scores.get(goal.id, 0.0), 6)
+        found.append(
+            RecallItem(goal.id, "goal", f"{holder}{goal.statement}{paused}", score, "goal", [])
+        )
+    return found
+
+
+_GOAL_STATE_ORDER: dict[GoalState, int] = {"active": 0, "paused": 1, "achieved": 2, "abandoned": 3}
 
 
 def goal_candidates(activations: Sequence[Activation], now: float) -> list[Contender]:

@@ -23,7 +23,7 @@ its cost hardly grows with the number of entries.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import aiosqlite
@@ -39,17 +39,11 @@ from souls.knowledge.claims import (
     gate,
     merge,
     related_slots,
+    subject_of,
 )
 from souls.knowledge.entries import CLAIM_COLUMNS, QUESTION_COLUMNS, Claim, Entries
-from souls.knowledge.goals import (
-    Goal,
-    GoalChange,
-    GoalNote,
-    activated,
-    activation,
-    apply,
-    goal_candidates,
-)
+from souls.knowledge.goal_merge import follow
+from souls.knowledge.goals import Goal, GoalChange, GoalNote, apply, relink
 from souls.knowledge.questions import ASKING_KINDS, PendingQuestion, is_question, settle
 from souls.knowledge.tasks import Task
 from souls.messages import GoalUpdate
@@ -86,7 +80,11 @@ class KnowledgeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     # How much one correction of a model's claim lowers the AI-side fidelity (0..1);
     # fidelity scales what AI-sourced entries weigh (faith = 0.5 + 0.5 * fidelity).
     correction_penalty: float = 0.1
-    # A goal joins recall and context when its activation reaches this score.
+    # Take goals, plans and values from what people say ("my goal is...", "I believe
+    # in...", 我打算...), and their progress, achievement or abandonment from later turns.
+    goals: bool = True
+    # A goal joins recall when its activation reaches this score (and comes first in
+    # the context's goal channel).
     goal_threshold: float = 0.15
     # At most this many goals join one recall or context.
     goals_limit: int = 3
@@ -101,6 +99,15 @@ class KnowledgeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
 _GOAL_COLUMNS = (
     "id, speaker, statement, domain, priority, triggers, state, progress, created, updated"
 )
+_GOAL_UPSERT = f"INSERT OR REPLACE INTO goals ({_GOAL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)"
+
+
+def _goal_row(goal: Goal) -> tuple[object, ...]:
+    return (
+        goal.id, goal.speaker, goal.statement, goal.domain, goal.priority,
+        json.dumps(list(goal.triggers)), goal.state,
+        msgspec.json.encode(goal.progress).decode(), goal.created, goal.updated,
+    )  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -117,13 +124,14 @@ class Plan:
     updates: list[ClaimUpdate] = field(default_factory=list)
     questions: list[tuple[int, PendingQuestion, float]] = field(default_factory=list)
     settled: list[tuple[int, str, int]] = field(default_factory=list)  # id, state, offset
+    goals: list[GoalChange] = field(default_factory=list)  # from what people said
     # Whether the entries in force were fresh when the plan was made (None: not made
     # by Knowledge.perceive), and the claims as written (None: not written).
     fresh: bool | None = None
     written: list[Claim] | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.claims or self.updates or self.questions or self.settled)
+        return bool(self.claims or self.updates or self.questions or self.settled or self.goals)
 
     async def write(self, db: aiosqlite.Connection, event_ids: Sequence[int], now: float) -> None:
         """Write the plan; the caller holds the transaction that appends the events."""
@@ -157,6 +165,7 @@ class Plan:
             "UPDATE questions SET state = ?, resolved = ?, answer = ? WHERE id = ?",
             [(state, now, event_ids[offset], qid) for qid, state, offset in self.settled],
         )
+        await db.executemany(_GOAL_UPSERT, [_goal_row(change.goal) for change in self.goals])
 
 
 class Knowledge:
@@ -171,6 +180,11 @@ class Knowledge:
         # entry index it was last put into (the view may put a new index in place).
         self.surfacings = Surfacings()
         self._surfaced_index: EntryIndex | None = None
+
+    @property
+    def store(self) -> Store:
+        """The soul's store (what the memory map reads)."""
+        return self._store
 
     async def load(self) -> None:
         db = self._store.db
@@ -200,6 +214,8 @@ class Knowledge:
         Until :meth:`committed` takes the plan back, the entries in force count as
         stale: should the write fail, they are read again from the table."""
         plan = Plan(fresh=self.entries.view.writing())
+        if self.config.goals:
+            plan.goals = await self._goal_changes(events)
         working: dict[tuple[str, tuple[str, ...]], list[ClaimRow]] = {}
         pending = list(self.pending)
         # Claim ids are read when needed: stated entries take theirs from the table too.
@@ -270,6 +286,8 @@ class Knowledge:
             self.entries.view.apply(
                 plan.written or [], plan.updates if written else [], fresh=plan.fresh
             )
+        if plan.written is not None:
+            self.goals.update((change.goal.id, change.goal) for change in plan.goals)
         if plan.questions:
             self._next_question = max(q.id for _, q, _ in plan.questions) + 1
         settled = {qid for qid, _, _ in plan.settled}
@@ -280,23 +298,70 @@ class Knowledge:
     # -- goals ----------------------------------------------------------------
 
     async def update_goal(self, update: GoalUpdate, now: float) -> GoalChange:
-        """Apply a goal update (raises ValueError naming what is wrong) and store it."""
+        """Apply a goal update (raises ValueError naming what is wrong) and store it.
+        A speaker linked to a person holds its goals as that person."""
         next_id = max(self.goals, default=0) + 1
-        change = apply(list(self.goals.values()), update, now=now, next_id=next_id)
+        person = await self._person()
+        change = apply(list(self.goals.values()), update, now=now, next_id=next_id, person=person)
         goal = change.goal
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as db:
-                await db.execute(
-                    f"INSERT OR REPLACE INTO goals ({_GOAL_COLUMNS})"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        goal.id, goal.speaker, goal.statement, goal.domain, goal.priority,
-                        json.dumps(list(goal.triggers)), goal.state,
-                        msgspec.json.encode(goal.progress).decode(), goal.created, goal.updated,
-                    ),
-                )  # fmt: skip
+                await db.execute(_GOAL_UPSERT, _goal_row(goal))
         self.goals[goal.id] = goal
         return change
+
+    async def follow_links(self) -> dict[str, int]:
+        """After a person link: goals held by a linked account are held by the person,
+        and the person's duplicate open goals on one topic become one. One transaction."""
+        changed, gone = relink(list(self.goals.values()), await self._person())
+        if changed or gone:
+            with anyio.CancelScope(shield=True):
+                async with self._store.transaction() as db:
+                    await db.executemany(_GOAL_UPSERT, [_goal_row(g) for g in changed])
+                    await db.executemany("DELETE FROM goals WHERE id = ?", [(i,) for i in gone])
+            self.goals.update((g.id, g) for g in changed)
+            for goal_id in gone:
+                del self.goals[goal_id]
+        return {"goals_moved": len(changed), "goals_merged": len(gone)}
+
+    async def _goal_changes(self, events: Sequence[NewEvent]) -> list[GoalChange]:
+        """What ``events`` say about their speakers' goals (people's turns only)."""
+        working = dict(self.goals)
+        found: list[GoalChange] = []
+        person: Callable[[str], str] | None = None
+        for event in events:
+            if event.kind not in ASKING_KINDS:
+                continue
+            if person is None:
+                person = await self._person()
+            changes = follow(
+                list(working.values()),
+                event.text,
+                speaker=subject_of(event.person or event.sender, event.kind),
+                now=event.ts,
+                next_id=max(working, default=0) + 1,
+                person=person,
+            )
+            for change in changes:
+                working[change.goal.id] = change.goal
+            found += changes
+        # One row per goal: the last change of each is what the batch leaves.
+        last = {change.goal.id: change for change in found}
+        return list(last.values())
+
+    async def _person(self) -> Callable[[str], str]:
+        """Who stands behind a speaker: the person an account (or a person's own name)
+        is linked to, read afresh (a link may have come since)."""
+        rows = await self._store.db.execute_fetchall(
+            "SELECT i.external, p.name FROM identities AS i JOIN persons AS p ON p.id = i.person"
+        )
+        people: dict[str, set[str]] = {}
+        for external, name in rows:
+            people.setdefault(external.casefold(), set()).add(name)
+            people.setdefault(name.casefold(), set()).add(name)
+        # An account id two persons share (one per channel) names neither.
+        known = {alias: next(iter(n)) for alias, n in people.items() if len(n) == 1}
+        return lambda speaker: known.get(speaker.casefold(), speaker)
 
     async def _goals(self, where: str) -> list[Goal]:
         rows = await self._store.db.execute_fetchall(
@@ -331,7 +396,8 @@ class Knowledge:
     ) -> list[Contender]:
         """Everything of the soul's knowledge that may join a context for ``query``:
         active entries, open commitments and plans, unanswered questions, ``overdue``
-        tasks, and goals (activated ones with a query; every open goal without one).
+        tasks. Goals are no contenders: they have their own channel
+        (:func:`souls.knowledge.goals.channel`).
 
         ``ranking``: how the context ranks its contenders and how many it keeps (what
         it gives :func:`souls.recall.assembly.choose`); with it, only the entries that can be
@@ -375,18 +441,6 @@ class Knowledge:
                     surfaced=surfaced(label("task", task.line)),
                 )
             )
-        open_goals = [g for g in self.goals.values() if g.state in ("active", "paused")]
-        if words:
-            chosen = activated(
-                open_goals,
-                query,
-                threshold=self.config.goal_threshold,
-                limit=self.config.goals_limit,
-            )
-        else:
-            chosen = [activation(goal, "") for goal in open_goals]
-        # A goal's rarity counts from its last change, or from when it last surfaced.
-        found += self.surfacings.rarity_from(goal_candidates(chosen, now), now)
         return found
 
     async def query(self, text: str | None) -> Query:

@@ -33,7 +33,8 @@ from typing import Literal
 import msgspec
 
 from souls.knowledge.goals import Goal, GoalState
-from souls.text.tokenize import query_terms, tokens
+from souls.mind.topics import is_topic
+from souls.text.tokenize import tokens
 
 __all__ = [
     "ArchiveKind",
@@ -128,8 +129,10 @@ def render(
 def topics(texts: Sequence[tuple[int, str]], limit: int = 8) -> list[Situation]:
     """Recent topics of ``(memory id, text)`` pairs, most widespread first.
 
-    A topic is a content term (souls.text.tokenize, stopwords, numbers and one-character
-    terms left out) and the memories whose text holds it; terms held by exactly the
+    A topic is a content word (:func:`souls.mind.topics.is_topic`: no function word,
+    light verb, generic word, filler or number, no one-character term; a Chinese one is a
+    real two-character word, 排练 in 今天排练, never 天排) and the memories whose text
+    holds it; terms held by exactly the
     same memories make one topic, labelled with up to three of them in order of first
     appearance ("deploy pipeline"). Labels use each term's most frequent spelling, not
     its stem. Order: more memories first, then the one with the newest memory, then
@@ -276,19 +279,20 @@ def _day(d: EvidenceDay) -> _Entry:
 
 
 def _content_terms(text: str) -> list[str]:
-    """Distinct non-stopword terms worth a topic: no numbers, no single characters."""
-    # The "" sentinel is no stopword, so query_terms never falls back to returning the
-    # stopwords of an all-stopword text; tokens() never yields "" itself.
-    terms = query_terms(text, [*tokens(text), ""])
-    return [t for t in terms if len(t) > 1 and not t.isdigit()]
+    """Distinct terms worth a topic, in order: content words (no fillers, light verbs
+    or numbers), real Chinese words, never a single character."""
+    return list(dict.fromkeys(t for t in tokens(text) if len(t) > 1 and is_topic(t)))
 
 
 def _label(terms: Sequence[str], spellings: dict[str, Counter[str]]) -> str:
-    """Up to three words; CJK bigrams that overlap in text order join up again."""
+    """Up to three words; CJK words join without a space (数据 迁移 -> 数据迁移), and
+    bigrams that overlap in text order join up again (数据 + 据库 -> 数据库)."""
     words: list[str] = []
     for term in terms:
         if words and not term.isascii() and len(term) == 2 and words[-1][-1] == term[0]:
-            words[-1] += term[1]  # 数据 + 据库 -> 数据库
+            words[-1] += term[1]
+        elif words and not term.isascii() and not words[-1].isascii():
+            words[-1] += term
         elif len(words) == _LABEL_TERMS:
             break
         else:

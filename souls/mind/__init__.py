@@ -24,4 +24,5 @@ __all__ = [
     "reflect",
     "reflection",
     "somatic",
+    "topics",
 ]

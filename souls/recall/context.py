@@ -6,6 +6,12 @@ byte-identical (and the model's prompt cache warm) until something stable change
 Every section has a character budget and so does the whole block; a section over its
 budget is cut at a line boundary and says so. Same inputs → same bytes → same hash.
 
+Without a SOUL.md the identity section is :data:`BUILTIN_IDENTITY`: what this memory is
+and how to use it (linghun's identity card and memory discipline, in a few lines). Goals
+have a channel of their own (DESIGN §3.10): their statements, after the summaries,
+never competing with recalled memories for the recalled section's slots. With
+``[context] map = true`` the four-axis memory map follows them, within ``map_chars``.
+
 Recalled items carry their id with a letter for where it drills down (``memory.read``):
 ``m`` memories, ``c`` claims and other typed entries, ``g`` goals, ``q`` questions,
 ``t`` tasks. When the session budget is spent, the recalled section is replaced by a
@@ -22,10 +28,32 @@ import msgspec
 from souls.events import HEARD
 from souls.results import ContextResult, RecallItem, Section
 
-__all__ = ["BEFORE_RECALL", "STABLE", "ContextConfig", "assemble", "label"]
+__all__ = [
+    "BEFORE_RECALL",
+    "BUILTIN_IDENTITY",
+    "STABLE",
+    "ContextConfig",
+    "assemble",
+    "label",
+    "room",
+]
 
 _CUT = "\n[…cut to fit the budget]"
-# Before a memory transcribed from speech: the words may not be what was said.
+
+# The identity of a soul whose user wrote no SOUL.md. Byte-stable: it opens the cached
+# prefix of every context. In the spirit of linghun's identity card and memory
+# discipline: what the memory is, how to use what it recalls, honesty first.
+BUILTIN_IDENTITY = """\
+You have a long-term memory of your conversations. This context comes from it: what \
+you know in summary, the goals and values people told you, and items recalled for this \
+turn, each with its id (m12 a memory, c5 a fact, g3 a goal, q2 a question, t7 a \
+task).
+- Answer from what memory holds, as it holds it; say which item you rely on when it helps.
+- If memory holds nothing on it, say "I don't know" or ask, rather than guess.
+- When two items disagree, the more recent one holds; never rely on a superseded fact, \
+and check one marked "needs verification" before you rely on it.
+- Goals and values are the person's own: let them shape your help, do not recite them.
+- Honesty first, then kindness, then usefulness."""
 
 
 class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -43,6 +71,13 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     tasks_chars: int = 800
     # Due tasks shown: those due within this many hours (and every overdue one).
     tasks_hours: float = 24.0
+    # Character budget of the goal channel: the statements of the open goals and values
+    # (those the query activates first), apart from the recalled memories.
+    goals_chars: int = 1200
+    # Inject the four-axis memory map (situations, goals, archive, evidence) after the
+    # goals, within map_chars characters.
+    map: bool = False
+    map_chars: int = 2000
     # Character budget of the recalled memories.
     recalled_chars: int = 4000
     # Character budget of a spark (a collision that passed the gate).
@@ -66,6 +101,8 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
             self.gaps_chars,
             self.signal_chars,
             self.tasks_chars,
+            self.goals_chars,
+            self.map_chars,
             self.recalled_chars,
             self.spark_chars,
         )
@@ -79,11 +116,21 @@ class ContextConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
 # stays byte-identical (and the model's prompt cache warm) in between.
 STABLE = ("identity", "summary", "weekly")
 # Every section before the recalled items, in order (then come recalled and spark).
-BEFORE_RECALL = (*STABLE, "gut_feelings", "known_gaps", "due_tasks", "internal_signal")
+BEFORE_RECALL = (
+    *STABLE,
+    "goals",
+    "memory_map",
+    "gut_feelings",
+    "known_gaps",
+    "due_tasks",
+    "internal_signal",
+)
 _HEADERS = {
     "identity": "IDENTITY",
     "summary": "MEMORY",
     "weekly": "THIS WEEK",
+    "goals": "GOALS AND VALUES",
+    "memory_map": "MEMORY MAP",
     "gut_feelings": "GUT FEELINGS",
     "known_gaps": "KNOWN GAPS",
     "due_tasks": "DUE TASKS",
@@ -108,12 +155,20 @@ def label(kind: str, item_id: int) -> str:
     return f"{_LETTERS.get(kind, 'm')}{item_id}"
 
 
+def room(name: str, budget: int) -> int:
+    """Characters left for the body of section ``name`` in ``budget`` (its header and
+    closing blank line take the rest)."""
+    return max(budget - len(_header(name)) - 2, 0)
+
+
 def assemble(
     config: ContextConfig,
     *,
     identity: str,
     summary: str,
     recalled: Sequence[RecallItem],
+    goals: Sequence[RecallItem] = (),
+    memory_map: str = "",
     weekly: str = "",
     gut_feelings: str = "",
     known_gaps: str = "",
@@ -122,14 +177,27 @@ def assemble(
     spark: str = "",
     paused: str = "",
 ) -> ContextResult:
-    """Build the context block from its parts (pure). ``paused``, when set, is the notice
-    shown instead of the recalled items (the session budget is spent)."""
+    """Build the context block from its parts (pure). ``identity`` empty (no SOUL.md):
+    :data:`BUILTIN_IDENTITY`. ``goals``: the goal channel's items, in order, shown
+    while they fit. ``paused``, when set, is the notice shown instead of the recalled
+    items (the session budget is spent)."""
     sections: list[Section] = []
     remaining = config.total_chars
     for name, body, budget in (
-        ("identity", identity, config.identity_chars),
+        ("identity", identity.strip() or BUILTIN_IDENTITY, config.identity_chars),
         ("summary", summary, config.summary_chars),
         ("weekly", weekly, config.weekly_chars),
+    ):
+        section = _text_section(name, body.strip(), min(budget, remaining))
+        if section is not None:
+            sections.append(section)
+            remaining -= section.chars
+    goal_section = _items_section("goals", goals, min(config.goals_chars, remaining))
+    if goal_section is not None:
+        sections.append(goal_section)
+        remaining -= goal_section.chars
+    for name, body, budget in (
+        ("memory_map", memory_map, config.map_chars if config.map else 0),
         ("gut_feelings", gut_feelings, config.gut_chars),
         ("known_gaps", known_gaps, config.gaps_chars),
         ("due_tasks", due_tasks, config.tasks_chars),
@@ -143,7 +211,7 @@ def assemble(
     if paused:
         recalled_section = _text_section("recalled", paused.strip(), budget)
     else:
-        recalled_section = _recalled_section(recalled, budget)
+        recalled_section = _items_section("recalled", recalled, budget)
     if recalled_section is not None:
         sections.append(recalled_section)
         remaining -= recalled_section.chars
@@ -179,8 +247,8 @@ def _text_section(name: str, body: str, budget: int) -> Section | None:
     return Section(name=name, text=text, chars=len(text), truncated=truncated)
 
 
-def _recalled_section(items: Sequence[RecallItem], budget: int) -> Section | None:
-    header = _header("recalled")
+def _items_section(name: str, items: Sequence[RecallItem], budget: int) -> Section | None:
+    header = _header(name)
     used = len(header) + 1
     lines: list[str] = []
     ids: list[int] = []
@@ -199,7 +267,7 @@ def _recalled_section(items: Sequence[RecallItem], budget: int) -> Section | Non
         return None
     text = header + "".join(lines) + "\n"
     return Section(
-        name="recalled",
+        name=name,
         text=text,
         chars=len(text),
         truncated=len(lines) < len(items),

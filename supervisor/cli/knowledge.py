@@ -180,11 +180,11 @@ def _claims_text(r: dict[str, Any]) -> str:
 
 
 def _goal_line(g: dict[str, Any]) -> str:
-    triggers = "; ".join(g["triggers"])
+    triggers = f"; when: {'; '.join(g['triggers'])}" if g["triggers"] else ""
     domain = f"{g['domain']}: " if g["domain"] else ""
     return (
         f"g{g['id']} [{g['state']}] p{g['priority']} {domain}{g['statement']}"
-        f"  (held by {g['speaker']}; when: {triggers})"
+        f"  (held by {g['speaker']}{triggers})"
     )
 
 

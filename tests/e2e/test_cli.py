@@ -117,7 +117,10 @@ def test_context_human_and_json(soupd: Daemon) -> None:
     assert human == raw["text"].rstrip("\n") + "\n"
     assert "I am Alpha, careful and brief." in human
     assert "The backup job runs at 02:00" in human
-    assert ok(home.cli("context", "beta")).strip() == "(empty context)"
+    # A soul without SOUL.md or memories: the built-in identity and nothing else.
+    bare = ok(home.cli("context", "beta"))
+    assert bare.startswith("## IDENTITY\nYou have a long-term memory")
+    assert "## RECALLED" not in bare
 
 
 def test_status_souls_and_stats(soupd: Daemon) -> None:

@@ -136,11 +136,13 @@ def test_a_goal_comes_up_without_sharing_a_word(soupd_home: Home, start_soupd: S
     context = daemon.result(
         "context", {"soul": "ada", "query": "my landlord raises the rent in March"}
     )
-    assert f"[g{goal['id']}] (goal, active, priority 4) save for a house deposit" in context["text"]
+    # Goals have their own statement-only channel: every open goal, the activated first.
+    (channel,) = [s for s in context["sections"] if s["name"] == "goals"]
+    assert channel["text"] == f"## GOALS AND VALUES\n- [g{goal['id']}] save for a house deposit\n\n"
     recalled = daemon.result("recall", {"soul": "ada", "query": "the landlord raises the rent"})
     assert ("goal", goal["id"]) in [(i["kind"], i["id"]) for i in recalled["items"]]
-    nothing = daemon.result("context", {"soul": "ada", "query": "the weather is nice"})
-    assert f"[g{goal['id']}]" not in nothing["text"]
+    nothing = daemon.recall("ada", "the weather is nice")
+    assert ("goal", goal["id"]) not in [(i["kind"], i["id"]) for i in nothing]
 
     done = daemon.result("goal.update", {"soul": "ada", "action": "achieve", "goal_id": goal["id"]})
     assert done["goal"]["state"] == "achieved"

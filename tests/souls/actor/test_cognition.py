@@ -225,7 +225,7 @@ async def test_weekly_layer_and_summary_first_recall(tmp_path: Path) -> None:
     assert weekly.observations == 8  # the events of the last 7 days, both ends included
     assert (tmp_path / "WEEKLY.md").read_text().strip()
     names = [s.name for s in context.sections]
-    assert names[:2] == ["summary", "weekly"]
+    assert names[:3] == ["identity", "summary", "weekly"]  # no SOUL.md: the built-in one
     assert context.text.index("## MEMORY") < context.text.index("## THIS WEEK")
 
 

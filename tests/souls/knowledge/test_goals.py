@@ -56,13 +56,18 @@ def test_public_surface() -> None:
         "GoalChange",
         "GoalNote",
         "GoalState",
+        "LOW_PRIORITY",
         "MAX_NOTES",
         "MAX_STATEMENT",
         "MAX_TRIGGERS",
+        "Person",
         "activated",
         "activation",
         "apply",
+        "channel",
         "goal_candidates",
+        "relink",
+        "topic_key",
     ]
 
 
@@ -374,7 +379,12 @@ def test_word_overlap_is_cosine_over_content_terms() -> None:
     # {build, colleg, fund, lili} against {colleg, fund}: 2 / sqrt(4 * 2).
     found = activation(FUND, "the college fund")
     assert found.sim == pytest.approx(2 / 8**0.5)
-    assert found.score == pytest.approx(0.6 * found.sim + 0.4 * (0.4 * found.sim + 0.15))
+    assert found.domain_hit  # "college fund" is a money word of the lexicon
+    expected = 0.6 * found.sim + 0.4 * (0.25 + 0.4 * found.sim + 0.15)
+    assert found.score == pytest.approx(expected)
+    lily = activation(FUND, "Lily's birthday")  # {build, colleg, fund, lili} and {lili, birthday}
+    assert (lily.sim, lily.domain_hit) == (pytest.approx(1 / 8**0.5), False)
+    assert lily.score == pytest.approx(0.6 * lily.sim + 0.4 * (0.4 * lily.sim + 0.15))
 
 
 def test_full_match_score() -> None:
@@ -423,11 +433,13 @@ def test_activated_order_and_limit() -> None:
     ]
     situation = "Booked a trip to Kyoto for travel in spring"
     ranked = activated(goals, situation, limit=4)
-    assert [a.goal.id for a in ranked] == [4, 3, 9, 2]
+    # A one-word trigger ("trip") never bridges: a bridge needs two shared tokens.
+    assert [a.goal.id for a in ranked] == [4, 9, 3, 2]
+    assert not any(a.bridge_hit for a in ranked)
     shuffled = goals[:]
     random.Random(7).shuffle(shuffled)
     assert activated(shuffled, situation, limit=4) == ranked
-    assert [a.goal.id for a in activated(goals, situation)] == [4, 3, 9]
+    assert [a.goal.id for a in activated(goals, situation)] == [4, 9, 3]
 
 
 def test_equal_scores_go_by_priority_then_id() -> None:

@@ -7,7 +7,14 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from souls.recall.context import BEFORE_RECALL, STABLE, ContextConfig, assemble
+from souls.recall.context import (
+    BEFORE_RECALL,
+    BUILTIN_IDENTITY,
+    STABLE,
+    ContextConfig,
+    assemble,
+    room,
+)
 from souls.results import RecallItem
 
 CUT = "[…cut to fit the budget]"
@@ -37,11 +44,64 @@ def test_sections_come_in_fixed_order() -> None:
 
 
 def test_empty_parts_are_left_out() -> None:
-    result = assemble(DEFAULT, identity="  \n", summary="", recalled=[item(5, "x")])
-    assert [s.name for s in result.sections] == ["recalled"]
-    empty = assemble(DEFAULT, identity="", summary="", recalled=[])
-    assert (empty.text, empty.sections) == ("", [])
-    assert empty.hash == hashlib.sha256(b"").hexdigest()[:16]
+    result = assemble(DEFAULT, identity="I am Ada's helper.", summary="", recalled=[item(5, "x")])
+    assert [s.name for s in result.sections] == ["identity", "recalled"]
+    empty = assemble(DEFAULT, identity="I am Ada's helper.", summary="", recalled=[])
+    assert [s.name for s in empty.sections] == ["identity"]
+    nothing = assemble(ContextConfig(identity_chars=0), identity="", summary="", recalled=[])
+    assert (nothing.text, nothing.sections) == ("", [])
+    assert nothing.hash == hashlib.sha256(b"").hexdigest()[:16]
+
+
+def test_without_a_soul_md_the_identity_is_the_builtin_one_byte_for_byte() -> None:
+    a = assemble(DEFAULT, identity="", summary="", recalled=[item(5, "x")])
+    b = assemble(DEFAULT, identity="  \n", summary="Ada ships on Fridays.", recalled=[])
+    for result in (a, b):
+        assert result.sections[0].text == f"## IDENTITY\n{BUILTIN_IDENTITY}\n\n"
+    assert a.prefix_hash == assemble(DEFAULT, identity="", summary="", recalled=[]).prefix_hash
+    # Short, and in linghun's spirit: what the memory is and how to use it.
+    assert len(BUILTIN_IDENTITY) <= 1000
+    for rule in ("I don't know", "rather than guess", "more recent one holds", "superseded"):
+        assert rule in BUILTIN_IDENTITY
+    written = assemble(DEFAULT, identity="I am Ada's helper.", summary="", recalled=[])
+    assert BUILTIN_IDENTITY not in written.text
+
+
+def test_goals_have_their_own_channel_apart_from_the_recalled_slots() -> None:
+    goals = [
+        RecallItem(3, "goal", "Melanie: run a half marathon (this year)", 0.2, "goal", []),
+        RecallItem(1, "goal", "save for a house", 0.0, "goal", []),
+    ]
+    config = ContextConfig(recalled_chars=80)
+    recalled = [item(i, f"memory number {i}") for i in range(1, 4)]
+    result = assemble(config, identity="x", summary="", recalled=recalled, goals=goals)
+    assert [s.name for s in result.sections] == ["identity", "goals", "recalled"]
+    channel, shown = result.sections[1], result.sections[2]
+    assert channel.text == (
+        "## GOALS AND VALUES\n- [g3] Melanie: run a half marathon (this year)\n"
+        "- [g1] save for a house\n\n"
+    )
+    assert channel.items == ["g3", "g1"]
+    assert channel.memory_ids == []
+    assert shown.items == ["m1", "m2"]  # the goals took no recalled slot
+    small = assemble(
+        ContextConfig(goals_chars=80), identity="x", summary="", recalled=[], goals=goals
+    )
+    assert small.sections[1].items == ["g3"]
+    assert small.sections[1].truncated
+
+
+def test_the_memory_map_is_injected_only_when_asked_within_its_budget() -> None:
+    drawn = "SITUATIONS\n- marathon training: m4 m2\nGOALS\n- g3 active p2 run a half marathon"
+    off = assemble(DEFAULT, identity="x", summary="", recalled=[], memory_map=drawn)
+    assert "MEMORY MAP" not in off.text
+    on = assemble(ContextConfig(map=True), identity="x", summary="", recalled=[], memory_map=drawn)
+    assert on.sections[1].text == f"## MEMORY MAP\n{drawn}\n\n"
+    tight = ContextConfig(map=True, map_chars=60)
+    cut = assemble(tight, identity="x", summary="", recalled=[], memory_map=drawn)
+    assert cut.sections[1].chars <= 60
+    assert cut.sections[1].truncated
+    assert room("memory_map", 60) == 60 - len("## MEMORY MAP\n") - 2
 
 
 def test_recalled_section_lists_memory_ids() -> None:
@@ -51,7 +111,7 @@ def test_recalled_section_lists_memory_ids() -> None:
         summary="",
         recalled=[item(12, "first\nline   two"), item(4, "second"), item(40, "third")],
     )
-    (section,) = result.sections
+    (section,) = result.sections[1:]
     assert section.memory_ids == [12, 4, 40]
     # Whitespace inside a memory is collapsed so each memory is one line.
     assert "- [m12] first line two\n- [m4] second\n- [m40] third\n" in section.text
@@ -60,7 +120,7 @@ def test_recalled_section_lists_memory_ids() -> None:
 def test_recalled_items_that_do_not_fit_are_left_out_and_counted_as_truncated() -> None:
     config = ContextConfig(recalled_chars=70)
     items = [item(i, f"memory number {i}") for i in range(1, 6)]
-    (section,) = assemble(config, identity="", summary="", recalled=items).sections
+    (section,) = assemble(config, identity="", summary="", recalled=items).sections[1:]
     assert section.truncated
     assert section.chars <= 70
     assert section.memory_ids == [1, 2]
@@ -169,6 +229,8 @@ SECTIONS = [
     "identity",
     "summary",
     "weekly",
+    "goals",
+    "memory_map",
     "gut_feelings",
     "known_gaps",
     "due_tasks",
@@ -196,8 +258,11 @@ mixed_items = st.lists(
 
 @settings(max_examples=2000, deadline=None, database=None)
 @given(
-    parts=st.fixed_dictionaries({name: texts for name in SECTIONS if name != "recalled"}),
+    parts=st.fixed_dictionaries(
+        {name: texts for name in SECTIONS if name not in ("recalled", "goals")}
+    ),
     recalled=mixed_items,
+    goals=mixed_items,
     paused=st.sampled_from(["", "(recalled items paused: the session budget is spent)"]),
     limits=st.fixed_dictionaries({name: budgets for name in SECTIONS}),
     total_chars=st.integers(min_value=0, max_value=6000),
@@ -205,6 +270,7 @@ mixed_items = st.lists(
 def test_every_budget_holds_in_thousands_of_random_assemblies(
     parts: dict[str, str],
     recalled: list[RecallItem],
+    goals: list[RecallItem],
     paused: str,
     limits: dict[str, int],
     total_chars: int,
@@ -213,6 +279,8 @@ def test_every_budget_holds_in_thousands_of_random_assemblies(
         "identity": "identity_chars",
         "summary": "summary_chars",
         "weekly": "weekly_chars",
+        "goals": "goals_chars",
+        "memory_map": "map_chars",
         "gut_feelings": "gut_chars",
         "known_gaps": "gaps_chars",
         "due_tasks": "tasks_chars",
@@ -221,9 +289,9 @@ def test_every_budget_holds_in_thousands_of_random_assemblies(
         "spark": "spark_chars",
     }
     config = ContextConfig(
-        total_chars=total_chars, **{keys[name]: limit for name, limit in limits.items()}
+        total_chars=total_chars, map=True, **{keys[name]: limit for name, limit in limits.items()}
     )
-    result = assemble(config, recalled=recalled, paused=paused, **parts)
+    result = assemble(config, recalled=recalled, goals=goals, paused=paused, **parts)
     names = [s.name for s in result.sections]
     assert names == sorted(names, key=SECTIONS.index)  # the fixed order
     for section in result.sections:
