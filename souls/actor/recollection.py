@@ -32,12 +32,13 @@ from souls.actor.clock import Clock
 from souls.actor.cognition import Mind
 from souls.actor.metrics import LatencyWindow
 from souls.config import SoulConfig
-from souls.knowledge.goals import activated, goal_candidates
+from souls.knowledge.goals import activated, channel, goal_candidates
 from souls.knowledge.knowledge import Knowledge
+from souls.knowledge.navigate import memory_map
 from souls.knowledge.tasks import Task, parse_tasks
 from souls.messages import Recall
-from souls.recall.assembly import choose, memory_candidates
-from souls.recall.context import assemble
+from souls.recall.assembly import LoggedItem, choose, memory_candidates
+from souls.recall.context import assemble, room
 from souls.results import ContextResult, RecallItem, RecallResult
 from souls.store.changes import AssemblyRow, Changes
 from souls.store.store import Scope
@@ -133,7 +134,13 @@ class Recollection:
             memory_candidates(memories, resonance, created=created, now=now), now
         )
         upcoming: list[Task] = []
+        goals: list[RecallItem] = []
         if self._config.cognition:
+            goals = channel(
+                self._knowledge.goals.values(),
+                query or "",
+                threshold=self._config.knowledge.goal_threshold,
+            )
             overdue, upcoming = await self._tasks_due(now)
             keeps = (self._config.potential, config.recall_k)  # what choose() is given
             contenders += await self._knowledge.candidates(query or "", now, overdue, keeps)
@@ -151,9 +158,15 @@ class Recollection:
                     f"{config.session_chars}; they resume by {resume:%Y-%m-%d %H:%M} UTC)"
                 )
                 logged = []
+        drawn = ""
+        if config.map:
+            budget = room("memory_map", config.map_chars)
+            drawn = await memory_map(self._knowledge.store, self._knowledge, budget)
         result = assemble(
             config,
             identity=await self._brain.identity(),
+            goals=goals,
+            memory_map=drawn,
             summary=mind.summary.text,
             weekly=mind.weekly.text,
             gut_feelings=mind.gut_feelings(query),
@@ -168,6 +181,10 @@ class Recollection:
         injected = set(recalled.items) if recalled is not None and not paused else set()
         logged = [item for item in logged if item.id in injected]
         changes.surfaced.update(self._knowledge.surfaced([item.id for item in logged], now))
+        channelled = next((s for s in result.sections if s.name == "goals"), None)
+        if channelled is not None:  # the goal channel: logged, not ranked nor surfaced
+            scores = {f"g{g.id}": g.score for g in goals}
+            logged += [LoggedItem(i, "goal", scores[i], "goal channel") for i in channelled.items]
         mode = "none" if not contenders else ranking.mode
         changes.assemblies.append(
             AssemblyRow(
