@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import select
 import socket
+import time
 from typing import Any
 
 import anyio
@@ -85,12 +86,14 @@ class SubscribeParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
 class _Pending(Reply):
     """The reply to one request of this connection, wherever it is being worked on."""
 
-    __slots__ = ("_connection", "id")
+    __slots__ = ("_connection", "id", "method", "started")
 
-    def __init__(self, connection: Connection, request_id: RequestId) -> None:
+    def __init__(self, connection: Connection, request_id: RequestId, method: str) -> None:
         super().__init__()
         self._connection = connection
         self.id = request_id
+        self.method = method
+        self.started = time.perf_counter()
 
     def _deliver(self, value: Any, error: SoupdError | None) -> None:
         self._connection._answered(self, value, error)
@@ -134,6 +137,9 @@ class Connection:
         self._tasks: anyio.abc.TaskGroup | None = None
         self._writer = False  # started with the first slot taken: silent peers cost no task
         self._subscribed: list[anyio.CancelScope] = []  # one per subscription's task
+        # The peer (peer_uid, peer_pid) the server bound for this connection's task: a
+        # reply is often settled from a soul's task, where that binding does not reach.
+        self._log = _log.bind(**structlog.contextvars.get_contextvars())
 
     async def serve(self) -> None:
         async with anyio.create_task_group() as tg:
@@ -266,7 +272,7 @@ class Connection:
                 ),
             )
             return
-        reply = _Pending(self, request.id)
+        reply = _Pending(self, request.id, request.method)
         self._pending.add(reply)
         try:
             if request.method == "subscribe":
@@ -376,6 +382,15 @@ class Connection:
 
     def _answered(self, reply: _Pending, value: Any, error: SoupdError | None) -> None:
         self._pending.discard(reply)
+        ms = round((time.perf_counter() - reply.started) * 1000, 3)
+        # One line a request, with the peer and the method: refusals at info, the rest
+        # (thousands a second) at debug.
+        if error is None:
+            self._log.debug("socket.request", method=reply.method, id=reply.id, ms=ms)
+        else:
+            self._log.info(
+                "socket.request_failed", method=reply.method, id=reply.id, ms=ms, code=error.code
+            )
         self._reply(reply.id, value, error)
 
     def _reply(self, request_id: RequestId, value: Any, error: SoupdError | None) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 import os
 import signal
 import time
@@ -137,8 +136,7 @@ class Daemon:
             max_seconds=supervision.max_seconds,
         )
         self._logs = LogStream(self.outputs)
-        formats = [h.formatter for h in logging.getLogger().handlers if h.formatter]
-        self._logs.attach(formats[0] if formats else logging.Formatter())
+        self._logs.attach()
         try:
             await self._run_tree(root)
         finally:

@@ -4,7 +4,11 @@ JSON lines on stdout when it is not a TTY (journald-friendly, with a ``<priority
 prefix when stdout is the journal's stream), console rendering on a TTY. ``soul``,
 ``peer_uid``, ``event_id`` come from contextvars bound where they are known.
 Standard-library loggers (apscheduler, aiosqlite, asyncio) are routed through the same
-processors so every line has one shape.
+processors so every line has one shape; apscheduler's own lines ("Added job", "Running
+job Scheduler._fire") are kept to warnings, since :mod:`supervisor.scheduler` logs each
+job it runs itself, naming the soul and the job. :func:`json_formatter` renders a record
+as the JSON line the daemon keeps for ``soupd logs`` (:mod:`supervisor.logstream`),
+whatever its standard output is.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import msgspec
 import structlog
 import structlog.tracebacks
 
-__all__ = ["configure_logging"]
+__all__ = ["configure_logging", "json_formatter"]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
            "error": logging.ERROR}  # fmt: skip
@@ -60,21 +64,9 @@ def configure_logging(
 ) -> None:
     """Configure structlog and the stdlib root logger. Call once, from ``main``."""
     use_json = output == "json" or (output == "auto" and not sys.stdout.isatty())
-    shared: list[structlog.typing.Processor] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-    ]
+    shared = _shared(use_json)
     renderer: structlog.typing.Processor
-    # Tracebacks carry types, messages, files and lines, never frame locals: a crashing
-    # frame's locals hold the event text, and logs must never contain it.
     if use_json:
-        shared.append(
-            structlog.processors.ExceptionRenderer(
-                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
-            )
-        )
         renderer = structlog.processors.JSONRenderer(serializer=_json_serializer)
     else:
         renderer = structlog.dev.ConsoleRenderer(
@@ -106,3 +98,41 @@ def configure_logging(
     root.setLevel(numeric)
     # aiosqlite logs every statement at debug; keep it quiet unless asked.
     logging.getLogger("aiosqlite").setLevel(max(numeric, logging.INFO))
+    # apscheduler says "Added job" and "Running job" for every job, naming only
+    # Scheduler._fire; the scheduler's own line names the soul and the job.
+    logging.getLogger("apscheduler").setLevel(max(numeric, logging.WARNING))
+
+
+def _shared(use_json: bool) -> list[structlog.typing.Processor]:
+    """The processors every record passes before it is rendered."""
+    shared: list[structlog.typing.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    # Tracebacks carry types, messages, files and lines, never frame locals: a crashing
+    # frame's locals hold the event text, and logs must never contain it.
+    if use_json:
+        shared.append(
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            )
+        )
+    return shared
+
+
+def json_formatter() -> logging.Formatter:
+    """A formatter of records as JSON lines (no journald prefix), as they are kept for
+    ``soupd logs``."""
+    return structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=_shared(True),
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            # A console daemon's own records reach here with exc_info still unrendered.
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            ),
+            structlog.processors.JSONRenderer(serializer=_json_serializer),
+        ],
+    )

@@ -2,6 +2,10 @@
 journald: a logging handler that keeps the last lines and publishes each new one as a
 ``log`` output.
 
+Each line is kept as a JSON object, whatever the daemon's standard output is (console
+rendering on a terminal, journald's ``<N>`` prefix): the client renders it for its own
+terminal (:mod:`supervisor.cli.logview`).
+
 Log records may come from other threads (aiosqlite's, the scheduler's executor); only
 the event loop's thread touches the outputs hub, so records from elsewhere are handed
 over with ``call_soon_threadsafe``.
@@ -13,8 +17,8 @@ import asyncio
 import logging
 import threading
 from collections import deque
-from typing import Any
 
+from supervisor.logs import json_formatter
 from supervisor.outputs import Outputs
 
 __all__ = ["LogStream"]
@@ -45,11 +49,14 @@ class LogStream(logging.Handler):
         self._outputs.publish(soul, "log", {"line": line})
 
     def recent(self, soul: str | None, limit: int) -> list[str]:
+        """The latest ``limit`` lines (of one soul's, or all), oldest first."""
+        if limit <= 0:
+            return []  # picked[-0:] would be every line
         picked = [line for who, line in self.lines if soul is None or who == soul]
         return picked[-limit:]
 
-    def attach(self, formatter: Any) -> None:
-        self.setFormatter(formatter)
+    def attach(self) -> None:
+        self.setFormatter(json_formatter())
         logging.getLogger().addHandler(self)
 
     def detach(self) -> None:

@@ -247,10 +247,15 @@ class Scheduler:
 
     # -- jobs -------------------------------------------------------------------------
 
+    # One line per job run, naming the soul and the job (apscheduler's own are quieted,
+    # see supervisor.logs): recurring jobs at debug (every soul has three), a due task
+    # at info (one a reminder).
     async def _fire(self, soul: str, job: str) -> None:
+        _log.debug("scheduler.job", soul=soul, job=f"{job}:{soul}")
         self._queue(soul, _RECURRING[job]())
 
     async def _wake(self, soul: str, key: str) -> None:
+        _log.info("scheduler.task_due", soul=soul, job=f"due:{soul}:{key}")
         self._queue(soul, Wakeup(key))
         self._due.get(soul, set()).discard(key)
 

@@ -318,7 +318,7 @@ class Soul:
             await self._observe(observed)
         self._current = ()
         await self._commit_changes()
-        self._log.info(
+        self._log.debug(
             "soul.turn",
             messages=len(batch),
             ms=round((time.perf_counter() - started) * 1000, 3),

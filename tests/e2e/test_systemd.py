@@ -141,7 +141,7 @@ def test_logs_over_the_socket_and_private_files(soupd_home: Home, start_soupd: S
     lines = [json.loads(line) for line in mine.stdout.splitlines()]
     assert lines
     assert {line.get("soul") for line in lines} == {"ada"}
-    assert any(line["event"] == "soul.turn" for line in lines)
+    assert any(line["event"] == "soul.reflected" for line in lines)  # soul.turn: debug
     everything = [json.loads(x) for x in soupd_home.cli("logs").stdout.splitlines()]
     assert {"ada", "bob"} <= {line.get("soul") for line in everything}
     # Soul files are the daemon user's alone.
