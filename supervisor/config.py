@@ -15,7 +15,6 @@ in the souls folder (a backup copy, a typo) never keeps the rest from starting.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ import msgspec
 
 from channels.config import ChannelConfig, channel_problem, raw_problem
 from souls.config import RestartConfig, ScheduleOverrides, SoulConfig
+from supervisor.config_file import expand, parse_toml, resolve
 from supervisor.errors import ConfigError
 from supervisor.paths import Locations, soul_name_problem
 
@@ -34,8 +34,11 @@ __all__ = [
     "ScheduleConfig",
     "Settings",
     "check_file",
+    "explain",
     "load_settings",
+    "read_souls",
     "read_toml",
+    "shared_folders",
 ]
 
 T = TypeVar("T")
@@ -243,33 +246,21 @@ class Settings:
 
 def read_toml(path: Path, kind: type[T]) -> T:
     """Parse and validate one TOML file. A missing file is an error (callers decide)."""
-    data = _parse_toml(path)
+    data = parse_toml(path)
     if kind is DaemonConfig and (secret := raw_problem(data)) is not None:
         raise ConfigError(str(path), *secret)
     return convert(path, data, kind)
-
-
-def _parse_toml(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(str(path), "", "not UTF-8 text; save it as UTF-8") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), "", f"not valid TOML: {exc}") from None
-    return data
 
 
 def convert(path: Path, data: Mapping[str, Any], kind: type[T]) -> T:
     try:
         return msgspec.convert(data, kind, strict=True)
     except msgspec.ValidationError as exc:
-        key, problem = _explain(str(exc))
+        key, problem = explain(str(exc))
         raise ConfigError(str(path), key, problem) from None
 
 
-def _explain(message: str) -> tuple[str, str]:
+def explain(message: str) -> tuple[str, str]:
     """Turn msgspec's "… - at `$.a.b`" into (``a.b``, what was expected)."""
     head, _, where = message.partition(" - at `$")
     key = where.rstrip("`").lstrip(".")
@@ -296,13 +287,13 @@ def load_settings(locations: Locations, *, lenient: bool = False) -> Settings:
         daemon = DaemonConfig()
     base = config_file.parent
     paths = dict(_daemon_paths(config_file, daemon))
-    souls_dir = _resolve(base, paths.get("paths.souls_dir"), locations.default_souls_dir)
-    state_dir = _resolve(base, paths.get("paths.state_dir"), locations.default_state_dir)
-    socket = locations.socket_override or _resolve(
+    souls_dir = resolve(base, paths.get("paths.souls_dir"), locations.default_souls_dir)
+    state_dir = resolve(base, paths.get("paths.state_dir"), locations.default_state_dir)
+    socket = locations.socket_override or resolve(
         base, paths.get("socket.path"), locations.default_socket
     )
     souls, refused = read_souls(souls_dir)
-    for name, error in _shared_folders(souls, souls_dir, state_dir).items():
+    for name, error in shared_folders(souls, souls_dir, state_dir).items():
         del souls[name]
         refused[error.path] = error
     if refused and not lenient:
@@ -344,7 +335,7 @@ def read_souls(souls_dir: Path) -> tuple[dict[str, SoulConfig], dict[str, Config
     return souls, refused
 
 
-def _shared_folders(
+def shared_folders(
     souls: Mapping[str, SoulConfig], souls_dir: Path, state_dir: Path
 ) -> dict[str, ConfigError]:
     """Souls whose brain_dir is another soul's brain or state folder (in name order, the
@@ -378,7 +369,7 @@ def _read_named_soul(path: Path) -> SoulConfig:
 def _read_soul(path: Path) -> SoulConfig:
     config = read_toml(path, SoulConfig)
     if config.brain_dir is not None:
-        _expand(path, "brain_dir", config.brain_dir)
+        expand(path, "brain_dir", config.brain_dir)
     return config
 
 
@@ -395,31 +386,11 @@ def check_file(path: Path) -> str:
 
 
 def _daemon_paths(path: Path, daemon: DaemonConfig) -> list[tuple[str, Path]]:
-    """The paths ``soupd.toml`` sets, by key, each checked by :func:`_expand`."""
+    """The paths ``soupd.toml`` sets, by key, each checked by
+    :func:`~supervisor.config_file.expand`."""
     configured = {
         "paths.souls_dir": daemon.paths.souls_dir,
         "paths.state_dir": daemon.paths.state_dir,
         "socket.path": daemon.socket.path,
     }
-    return [(k, _expand(path, k, v)) for k, v in configured.items() if v is not None]
-
-
-def _expand(path: Path, key: str, value: str) -> Path:
-    """``value`` as a path with ``~`` expanded. A path the daemon could not use at all
-    is a ConfigError here, so it is refused (also on reload) before anything is applied."""
-    if "\x00" in value:
-        raise ConfigError(str(path), key, "contains a NUL character; remove it")
-    try:
-        return Path(value).expanduser()
-    except RuntimeError:
-        raise ConfigError(
-            str(path),
-            key,
-            f"cannot expand {value.split('/')[0]!r}: no such user's home; use an absolute path",
-        ) from None
-
-
-def _resolve(base: Path, configured: Path | None, default: Path) -> Path:
-    if configured is None:
-        return default
-    return configured if configured.is_absolute() else base / configured
+    return [(k, expand(path, k, v)) for k, v in configured.items() if v is not None]

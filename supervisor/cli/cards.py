@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from supervisor.cli.shared import Call, Command, Show
-from supervisor.paths import open_private
 
 __all__ = ["register"]
 
@@ -58,6 +57,8 @@ def register(command: Command, call: Call, show: Show) -> None:
         if args.out is None:
             sys.stdout.write(result["html"])
         else:
+            from supervisor.paths import open_private
+
             with open_private(args.out) as out:  # the cards quote what the soul was told
                 out.write(result["html"])
             print(f"wrote {args.out}")

@@ -4,8 +4,8 @@ and say what to do about each check that fails.
 The checks themselves are :mod:`souls.store.check`'s (read-only: ``PRAGMA integrity_check``,
 FTS5's own check on a copy, the index against the memories, the migrations). Here: the
 report for people or as JSON, one line on stderr per failed check with its remedy, and
-the exit status: 0 when every check passed, 3 when one failed, 1 when the file cannot
-be checked at all (no such soul, no database yet, unreadable).
+the exit status: 0 when every check passed, 3 when one failed, 6 when there is nothing
+to check (no such soul, no database yet), 1 when the file cannot be read.
 
 Registered into the main parser by :func:`register`.
 """
@@ -13,65 +13,70 @@ Registered into the main parser by :func:`register`.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
+from typing import TYPE_CHECKING
 
-import msgspec
-
-from souls.store.check import Report as CheckReport
-from souls.store.check import check as check_database
+from supervisor.cli import exits
 from supervisor.cli.shared import Command, LoadSettings, Show
-from supervisor.paths import soul_database
+
+if TYPE_CHECKING:
+    from souls.store.check import Report as CheckReport
 
 __all__ = ["register"]
 
 
 def register(command: Command, show: Show, settings: LoadSettings) -> None:
     def check(args: argparse.Namespace) -> int:
+        import sqlite3
+
+        import msgspec
+
+        from souls.store.check import check as check_database
+        from supervisor.paths import soul_database
+
         # The file itself, read-only: no daemon needed, and a running one is not disturbed.
         configured = settings(args)
         if args.soul not in configured.souls:
             names = ", ".join(sorted(configured.souls))
-            print(
-                f"soupd: unknown_soul: no soul named {args.soul!r} in {configured.souls_dir} "
-                f"(configured: {names}); `soupd config check` lists the souls",
-                file=sys.stderr,
+            exits.say_error(
+                "unknown_soul",
+                f"no soul named {args.soul!r} in {configured.souls_dir} (configured: {names}); "
+                "`soupd config check` lists the souls",
+                as_json=args.json,
             )
-            return 1
+            return exits.NOT_FOUND
         database = soul_database(configured.soul_dir(args.soul))
         try:
             report = check_database(database)
         except FileNotFoundError:
-            print(
-                f"soupd: no_database: {database} does not exist: the daemon creates it when "
-                f"it first wakes soul {args.soul!r}; if the daemon runs with another --config "
-                "or environment (systemd), run the check with the same",
-                file=sys.stderr,
+            exits.say_error(
+                "no_database",
+                f"{database} does not exist: the daemon creates it when it first wakes soul "
+                f"{args.soul!r}; if the daemon runs with another --config or environment "
+                "(systemd), run the check with the same",
+                as_json=args.json,
             )
-            return 1
+            return exits.NOT_FOUND
         except (OSError, sqlite3.Error) as error:
             cause = error.strerror if isinstance(error, OSError) else error
-            print(
-                f"soupd: cannot_check: cannot read {database}: {cause}; run the check as the "
-                "daemon's user, with room in $TMPDIR for a copy of the database",
-                file=sys.stderr,
+            exits.say_error(
+                "cannot_check",
+                f"cannot read {database}: {cause}; run the check as the daemon's user, with "
+                "room in $TMPDIR for a copy of the database",
+                as_json=args.json,
             )
-            return 1
+            return exits.ERROR
         problems = _problems(report, args.soul)
         result = {"ok": report.ok, "problems": problems, **msgspec.to_builtins(report)}
         show(args, result, lambda _: _text(report))
         for problem in problems:
             print(f"soupd: check failed: {problem}", file=sys.stderr)
-        return 0 if report.ok else 3
+        return exits.OK if report.ok else exits.CHECK_FAILED
 
     p = command(
         "check", check, "verify a soul's database file, daemon running or not (exit 3 if bad)"
     )
     p.add_argument("soul")
-    # SUPPRESS: without the flag here, the global --json (before the command) still holds.
-    p.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON"
-    )
 
 
 def _text(r: CheckReport) -> str:

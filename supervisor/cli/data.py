@@ -4,27 +4,26 @@
 
 Registered into the main parser by :func:`register`; each command is one socket call
 whose reply is printed for people (or as JSON with ``--json``), but ``export``, which
-pages through the soul on one connection and writes JSON lines.
+pages through the soul on one connection and writes JSON lines (to a file, with a
+progress line on a terminal: records, rate, time).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-import anyio
-import msgspec
-
-from channels.client import Client
-from supervisor.cli.shared import Call, Command, LoadSettings, Show, key_values
-from supervisor.paths import open_private
+from supervisor.cli.shared import Call, Command, Show, key_values
 
 __all__ = ["register"]
 
 
-def register(command: Command, call: Call, show: Show, settings: LoadSettings) -> None:
+def register(
+    command: Command, call: Call, show: Show, socket: Callable[[argparse.Namespace], Path]
+) -> None:
     def forget(args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"soul": args.soul}
         for key in ("ref", "match", "before"):
@@ -35,17 +34,33 @@ def register(command: Command, call: Call, show: Show, settings: LoadSettings) -
         return show(args, call(args, "forget", params), _forget_text)
 
     def export(args: argparse.Namespace) -> int:
+        import anyio
+        import msgspec
+
+        from channels.client import Client
+        from supervisor.cli.progress import Progress
+        from supervisor.paths import open_private
+
         async def go(out: TextIO) -> int:
             count = 0
-            async with Client.connect(settings(args).socket) as client:
+            # On standard output the records are the output: no bar beside them.
+            bar = Progress(
+                f"exporting {args.soul}",
+                None,
+                unit="records",
+                enabled=args.file is not None and sys.stderr.isatty(),
+            )
+            async with Client.connect(socket(args)) as client:
                 cursor = None
                 while True:
                     page = await client.call("export", {"soul": args.soul, "cursor": cursor})
                     for record in page["records"]:
                         out.write(msgspec.json.encode(record).decode() + "\n")
                     count += len(page["records"])
+                    bar.advance(len(page["records"]))
                     cursor = page["cursor"]
                     if cursor is None:
+                        bar.close()
                         return count
 
         if args.file is None:

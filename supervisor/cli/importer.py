@@ -14,11 +14,13 @@ Every non-blank line is counted once: an event as stored, dropped, duplicate or
 rejected; a record as restored (``goals``, ``persons``, ``links``, ``claims``),
 duplicate, rejected or skipped. A line that is not JSON, a malformed record or one the
 daemon rejects is a rejection with its line number; none stops the import.
+
+With ``progress`` (standard error is a terminal), a bar shows the bytes of the file read
+of its size, the rate and the time left (:class:`~supervisor.cli.progress.Progress`).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ import anyio.to_thread
 import msgspec
 
 from channels.client import Client
+from supervisor.cli.progress import Progress
 from supervisor.cli.restore import Restorer, is_claim, scan_links
 from supervisor.errors import ClientError
 
@@ -52,15 +55,17 @@ async def import_file(socket: Path, soul: str, file: Path, progress: bool) -> di
             handle = await anyio.open_file(file, "rb")
         except OSError as exc:
             raise ClientError(f"cannot read {file}: {exc.strerror or exc}") from None
+        size = (await anyio.Path(file).stat()).st_size
+        bar = Progress(f"importing {file.name}", size, unit="B", enabled=progress)
         async with handle:
             async for raw in handle:
                 run.number += 1
                 line = raw.strip()
                 if line:
-                    await run.line(line, progress)
-        await run.flush(progress)
-        if progress:
-            print(f"\rimported {run.number} lines.   ", file=sys.stderr)
+                    await run.line(line)
+                bar.advance(len(raw))
+        await run.flush()
+        bar.close()
     return {**run.totals, "reasons": run.reasons}
 
 
@@ -86,7 +91,7 @@ class _Import:
         if len(self.reasons) < _MAX_REASONS:
             self.reasons.append({"line": line, "code": code, "message": message})
 
-    async def line(self, line: bytes, progress: bool) -> None:
+    async def line(self, line: bytes) -> None:
         number = self.number
         try:
             record = msgspec.json.decode(line)
@@ -98,11 +103,11 @@ class _Import:
             if kind in ("person", "identity"):
                 return  # linked and counted by Restorer.link, before the first event
             if is_claim(record):
-                await self.flush(progress)
+                await self.flush()
                 await self.restorer.claim(number, record)
                 return
             if kind == "goal":
-                await self.flush(progress)
+                await self.flush()
                 await self.restorer.goal(number, record)
                 return
             if kind != "event":
@@ -115,12 +120,12 @@ class _Import:
         if self._batch and (
             self._size + len(line) > _FRAME_BYTES or len(self._batch) >= _FRAME_EVENTS
         ):
-            await self.flush(progress)
+            await self.flush()
         self._batch.append(line)
         self._lines.append(number)
         self._size += len(line) + 1
 
-    async def flush(self, progress: bool) -> None:
+    async def flush(self) -> None:
         """Import the pending events (one ``event.import`` request)."""
         if not self._batch:
             return
@@ -133,5 +138,3 @@ class _Import:
             self.reject(self._lines[reason["index"]], reason["code"], reason["message"])
         self.totals["rejected"] += result["rejected"] - len(result["reasons"])
         self._batch, self._lines, self._size = [], [], 0
-        if progress:
-            print(f"\rimported {self.number - 1} lines…", end="", file=sys.stderr)

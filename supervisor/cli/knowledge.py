@@ -12,7 +12,9 @@ import argparse
 import datetime as dt
 from typing import Any
 
+from supervisor.cli.render import TIME_KEYS, human_value
 from supervisor.cli.shared import Call, Command, Show
+from supervisor.errors import InvalidParams
 
 __all__ = ["register"]
 
@@ -24,9 +26,15 @@ def register(command: Command, call: Call, show: Show) -> None:
 
     def claim(args: argparse.Namespace) -> int:
         if args.action == "add":
+            # `claim add SOUL VALUE`: an entry being stated has no id yet, so the one
+            # positional after the soul is its value.
+            if args.id is not None and args.value is not None:
+                raise InvalidParams(
+                    "claim add takes the entry alone (no id): quote it as one argument"
+                )
             params: dict[str, Any] = {
                 "soul": args.soul,
-                "value": args.value,
+                "value": args.value if args.value is not None else args.id,
                 "type": args.type,
                 "subject": args.subject,
                 "confidence": args.confidence,
@@ -114,8 +122,10 @@ def register(command: Command, call: Call, show: Show) -> None:
     p = command("claim", claim, "state, update, correct or retract an entry")
     p.add_argument("action", choices=["add", "update", "correct", "retract"])
     p.add_argument("soul")
-    p.add_argument("id", nargs="?", help="the entry (c7) to update, correct or retract")
-    p.add_argument("value", nargs="?", help="the new value (add: the entry itself)")
+    p.add_argument(
+        "id", nargs="?", help="the entry (c7) to update, correct or retract; add: the entry"
+    )
+    p.add_argument("value", nargs="?", help="the new value")
     p.add_argument("--slot", help="a claim slot such as pet_name (add)")
     p.add_argument("--type", default="fact", choices=["fact", "rule", "event"])
     p.add_argument("--subject", default="user", help="whom it is about (add)")
@@ -147,10 +157,10 @@ def register(command: Command, call: Call, show: Show) -> None:
 
 def _number(label: str | None, letter: str) -> int:
     if label is None:
-        raise SystemExit(f"soupd: say which entry, e.g. {letter}7")
+        raise InvalidParams(f"say which entry, e.g. {letter}7")
     digits = label[1:] if label[:1] in (letter, letter.upper(), "r") else label
     if not digits.isdigit():
-        raise SystemExit(f"soupd: {label!r} is not an id like {letter}7")
+        raise InvalidParams(f"{label!r} is not an id like {letter}7")
     return int(digits)
 
 
@@ -209,10 +219,14 @@ def _read_text(r: dict[str, Any]) -> str:
     for key, value in r.items():
         if isinstance(value, dict):
             lines.append(f"{key}:")
-            lines += [f"  {k}: {v}" for k, v in value.items()]
+            lines += [f"  {k}: {human_value(v)}" for k, v in value.items()]
         elif isinstance(value, list):
             lines.append(f"{key}: {len(value)}")
-            lines += [f"  - {_claim_line(v) if 'slot' in v else v}" for v in value]
+            lines += [
+                f"  - {_claim_line(v) if isinstance(v, dict) and 'slot' in v else human_value(v)}"
+                for v in value
+            ]
         else:
-            lines.append(f"{key}: {value}")
+            timed = key in TIME_KEYS and isinstance(value, float | int)
+            lines.append(f"{key}: {_when(value) if timed else human_value(value)}")
     return "\n".join(lines)

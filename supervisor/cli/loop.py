@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from supervisor.cli.shared import Call, Command, Show, key_values
+from supervisor.errors import InvalidParams
 
 __all__ = ["register"]
 
@@ -30,6 +31,12 @@ def register(command: Command, call: Call, show: Show) -> None:
     def decay(args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"soul": args.soul}
         if args.now:
+            if _in_the_future(args.now) and not args.apply:
+                # Decay as of a later time hides and purges for real, now: never by a typo.
+                raise InvalidParams(
+                    f"--now {args.now} is in the future: decay as of then would hide and "
+                    "purge this soul's memories for good; add --apply to run it anyway"
+                )
             params["now"] = args.now
         return show(args, call(args, "decay", params), key_values)
 
@@ -49,6 +56,7 @@ def register(command: Command, call: Call, show: Show) -> None:
     p = command("decay", decay, "run the nightly forgetting pass on a soul now")
     p.add_argument("soul")
     p.add_argument("--now", help="as of this time (ISO 8601), to test the curve")
+    p.add_argument("--apply", action="store_true", help="run it even as of a future --now")
     p = command("confidence", confidence, "how well a soul knows a topic")
     p.add_argument("soul")
     p.add_argument("topic")
@@ -63,3 +71,22 @@ def _confidence_text(r: dict[str, Any]) -> str:
     ]
     lines += [f"  gap: {gap}" for gap in r["gaps"]]
     return "\n".join(lines)
+
+
+def _in_the_future(when: str) -> bool:
+    """Whether an ISO 8601 time (UTC without a zone) or Unix seconds is after now; a
+    text that is neither is left to the daemon to refuse."""
+    import datetime as dt
+    import time
+
+    try:
+        seconds = float(when)
+    except ValueError:
+        try:
+            moment = dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
+        except ValueError:
+            return False
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt.UTC)
+        seconds = moment.timestamp()
+    return seconds > time.time()

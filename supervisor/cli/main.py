@@ -1,8 +1,15 @@
 """The ``soupd`` command: ``start`` runs the daemon; every other command is a client.
 
-Errors print one line on stderr and exit non-zero (1 for an error from the daemon or
-the connection, 2 for usage and configuration errors). ``--json`` prints the raw
-result of the socket call.
+Errors print one line on stderr (one JSON object under ``--json``) and the exit status
+says the cause (:mod:`supervisor.cli.exits`). ``--json``, before or after the command,
+prints the result of the socket call with its times in ISO 8601
+(:mod:`supervisor.cli.render`).
+
+Starting is cheap: the parser imports nothing but the standard library's argparse and
+the command modules, which import what they need when they run (``soupd --help`` does
+not load the socket client, msgspec or any configuration Struct; a test holds that).
+A client command reads ``[socket] path`` of ``soupd.toml`` and no soul file
+(:func:`supervisor.config_file.client_socket`).
 
 The commands of a topic live in sibling modules of :mod:`supervisor.cli`, each with a
 ``register`` that adds them through ``command`` and the helpers it is handed (see
@@ -19,46 +26,95 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import anyio
-import msgspec
+from supervisor.cli import cards, check, data, exits, knowledge, loop, tasks
+from supervisor.errors import SoupdError
 
-from channels.client import Client
-from supervisor.cli import cards, check, data, knowledge, loop, tasks
-from supervisor.config import Settings, check_file, load_settings
-from supervisor.errors import ConfigError, SoupdError
-from supervisor.paths import locate
+if TYPE_CHECKING:
+    from supervisor.config import Settings
 
 __all__ = ["main"]
+
+# The kinds of output a soul (or the daemon) publishes, for `soupd watch --kind`.
+OUTPUT_KINDS = (
+    "card",
+    "direct",
+    "internal_signal",
+    "log",
+    "overflow",
+    "reflect",
+    "reply",
+    "spark",
+    "tide",
+    "wakeup",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     _check_packages()
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
     try:
+        args = _parser(as_json).parse_args(argv)
         code: int = args.handler(args)
-    except ConfigError as error:
-        print(f"soupd: config error: {error.message}", file=sys.stderr)
-        return 2
     except SoupdError as error:
-        print(f"soupd: {error.code}: {error.message}", file=sys.stderr)
-        return 1
+        exits.say_error(error.code, error.message, as_json=as_json)
+        return exits.status_of(error)
     except KeyboardInterrupt:
-        return 130
+        return exits.INTERRUPTED
+    except BaseException as error:
+        if not _pipe_closed(error):
+            raise
+        # The reader went away (`soupd cards x | head`): nothing more to say, to anyone.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return exits.PIPE_CLOSED
     return code
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="soupd", description="A living memory for LLM agents.")
+def _pipe_closed(error: BaseException) -> bool:
+    """Whether ``error`` is (or wraps, from a task group) a write to a closed stdout."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(_pipe_closed(e) for e in error.exceptions)
+    return isinstance(error, BrokenPipeError)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, saying a usage error as JSON under ``--json`` (exit 2 either way)."""
+
+    as_json = False
+
+    def error(self, message: str) -> NoReturn:
+        if not self.as_json:
+            super().error(message)
+        exits.say_error("usage", f"{message}; see `{self.prog} --help`", as_json=True)
+        sys.exit(exits.USAGE)
+
+
+class _Version(argparse.Action):
+    """``--version``, read from the installed distribution only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any, **__: Any) -> None:
+        import importlib.metadata
+
+        print(f"soupd {importlib.metadata.version('soupd')}")
+        parser.exit()
+
+
+def _parser(as_json: bool = False) -> argparse.ArgumentParser:
+    _Parser.as_json = as_json
+    parser = _Parser(prog="soupd", description="A living memory for LLM agents.")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version")
     parser.add_argument("--config", metavar="FILE", help="soupd.toml to use ($SOUPD_CONFIG)")
     parser.add_argument("--socket", metavar="PATH", help="daemon socket ($SOUPD_SOCKET)")
-    parser.add_argument("--json", action="store_true", help="print the raw JSON result")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler: Callable[[argparse.Namespace], int], help: str) -> Any:
         p = sub.add_parser(name, help=help, description=help)
         p.set_defaults(handler=handler)
+        _json_flag(p)
         return p
 
     command("start", _start, "run the daemon in the foreground (it never forks)")
@@ -89,16 +145,22 @@ def _parser() -> argparse.ArgumentParser:
     command("souls", _souls, "list the souls and their state")
     loop.register(command, _call, _print)
     tasks.register(command, _call, _print)
-    data.register(command, _call, _print, _settings)
+    data.register(command, _call, _print, _socket_path)
     check.register(command, _print, _settings)
     cards.register(command, _call, _print)
     logs = command("logs", _logs, "the daemon's latest log lines (all, or one soul's)")
     logs.add_argument("soul", nargs="?")
-    logs.add_argument("-n", "--lines", type=int, default=100)
+    logs.add_argument("-n", "--lines", type=_count, default=100, help="how many (0: none)")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
     watch = command("watch", _watch, "print souls' outputs live (reflects, signals, wake-ups)")
     watch.add_argument("souls", nargs="*", metavar="SOUL")
-    watch.add_argument("--kind", action="append", default=[], help="only this kind (repeatable)")
+    watch.add_argument(
+        "--kind",
+        action="append",
+        default=[],
+        choices=OUTPUT_KINDS,
+        help="only this kind (repeatable; default: all but log)",
+    )
     knowledge.register(command, _call, _print)
     mcp = command("mcp", _mcp, "serve the socket's tools to an MCP host over stdio")
     mcp.add_argument("--soul", help="work on this soul only (tools then take no soul)")
@@ -109,23 +171,44 @@ def _parser() -> argparse.ArgumentParser:
     )
     config_check.add_argument("file", nargs="?", type=Path)
     config_check.set_defaults(handler=_config_check)
+    _json_flag(config_check)
     return parser
 
 
+def _json_flag(p: argparse.ArgumentParser) -> None:
+    # SUPPRESS: without the flag here, the global --json (before the command) still holds.
+    p.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the result as JSON"
+    )
+
+
 def _settings(args: argparse.Namespace) -> Settings:
-    return load_settings(locate(os.environ, config=args.config, socket=args.socket))
+    from supervisor.config import load_settings
+    from supervisor.paths import locate
+
+    # Lenient: one bad soul file must not stop a command about another (config check
+    # is the place that reports it).
+    return load_settings(locate(os.environ, config=args.config, socket=args.socket), lenient=True)
 
 
 def _socket_path(args: argparse.Namespace) -> Path:
-    return _settings(args).socket
+    from supervisor.config_file import client_socket
+    from supervisor.paths import locate
+
+    return client_socket(locate(os.environ, config=args.config, socket=args.socket))
 
 
 def _start(args: argparse.Namespace) -> int:
+    import anyio
+
+    from supervisor.config import load_settings
     from supervisor.daemon import Daemon
     from supervisor.logs import configure_logging
 
     # Souls' databases and brains are private to the daemon's user.
     os.umask(0o077)
+    from supervisor.paths import locate
+
     locations = locate(os.environ, config=args.config, socket=args.socket)
     # A bad soul file refuses that soul only (logged at start), not the daemon.
     settings = load_settings(locations, lenient=True)
@@ -148,6 +231,10 @@ def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
 
 
 def _call(args: argparse.Namespace, method: str, params: dict[str, Any]) -> Any:
+    import anyio
+
+    from channels.client import Client
+
     async def go() -> Any:
         async with Client.connect(_socket_path(args)) as client:
             return await client.call(method, params)
@@ -157,7 +244,11 @@ def _call(args: argparse.Namespace, method: str, params: dict[str, Any]) -> Any:
 
 def _print(args: argparse.Namespace, result: Any, human: Callable[[Any], str]) -> int:
     if args.json:
-        sys.stdout.write(msgspec.json.encode(result).decode() + "\n")
+        import msgspec
+
+        from supervisor.cli.render import iso_times
+
+        sys.stdout.write(msgspec.json.encode(iso_times(result)).decode() + "\n")
     else:
         text = human(result)
         if text:
@@ -195,6 +286,8 @@ def _is_number(text: str) -> bool:
 
 
 def _import(args: argparse.Namespace) -> int:
+    import anyio
+
     from supervisor.cli.importer import import_file
 
     socket = _socket_path(args)
@@ -215,7 +308,8 @@ def _import(args: argparse.Namespace) -> int:
         return "\n".join(lines)
 
     _print(args, result, human)
-    return 0
+    # A line the daemon (or the file) refused is refused input, though the rest went in.
+    return exits.REFUSED if result["rejected"] else exits.OK
 
 
 def _recall(args: argparse.Namespace) -> int:
@@ -263,10 +357,12 @@ def _context(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from supervisor.cli.render import key_values
+
     result = _call(args, "daemon.status", {})
 
     def human(r: dict[str, Any]) -> str:
-        lines = [f"{k}: {v}" for k, v in r.items() if k != "channels"]
+        lines = [key_values({k: v for k, v in r.items() if k != "channels"})]
         for c in r.get("channels", []):
             state = c["state"]
             if c["retry_in_s"] is not None:
@@ -298,36 +394,64 @@ def _souls(args: argparse.Namespace) -> int:
 
 
 def _logs(args: argparse.Namespace) -> int:
+    import anyio
+
+    from channels.client import Client
+    from supervisor.cli.logview import LogView
+
+    view = LogView(tty=sys.stdout.isatty() and not args.json)
+
     async def go() -> None:
         async with Client.connect(_socket_path(args)) as client:
-            params: dict[str, Any] = {"lines": args.lines}
-            if args.soul:
-                params["soul"] = args.soul
-            for line in (await client.call("logs", params))["lines"]:
-                print(line, flush=True)
+            if args.lines:
+                params: dict[str, Any] = {"lines": args.lines}
+                if args.soul:
+                    params["soul"] = args.soul
+                for line in (await client.call("logs", params))["lines"]:
+                    print(view.render(line), flush=True)
             if not args.follow:
                 return
             souls = [args.soul] if args.soul else []
             async with client.subscribe(souls, ["log"]) as stream:
                 async for output in stream:
-                    print(output["payload"].get("line", output["payload"]), flush=True)
+                    line = output["payload"].get("line", "")
+                    print(view.render(line), flush=True)
 
     anyio.run(go)
     return 0
 
 
+def _count(text: str) -> int:
+    """A count of 0 or more, for argparse (a usage error otherwise)."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count (0 or more)")
+    return int(text)
+
+
 def _watch(args: argparse.Namespace) -> int:
+    import anyio
+    import msgspec
+
+    from channels.client import Client
+    from supervisor.cli.render import human_value, iso, iso_times
+
+    # Outputs, not the daemon's log lines (`soupd logs -f` is for those), unless asked.
+    kinds = args.kind or [kind for kind in OUTPUT_KINDS if kind != "log"]
+
     async def go() -> None:
         async with (
             Client.connect(_socket_path(args)) as client,
-            client.subscribe(args.souls, args.kind) as outputs,
+            client.subscribe(args.souls, kinds) as outputs,
         ):
             async for output in outputs:
                 if args.json:
-                    line = msgspec.json.encode(output).decode()
+                    line = msgspec.json.encode(iso_times(output)).decode()
                 else:
-                    payload = " ".join(f"{k}={v}" for k, v in output["payload"].items())
-                    line = f"{output['soul'] or '-'} {output['kind']}: {payload}"
+                    payload = " ".join(
+                        f"{k}={human_value(v)}" for k, v in output["payload"].items()
+                    )
+                    when = iso(output["ts"])[11:19] if "ts" in output else ""
+                    line = f"{when} {output['soul'] or '-'} {output['kind']}: {payload}"
                 print(line, flush=True)
 
     anyio.run(go)
@@ -335,6 +459,8 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
+    import anyio
+
     # Imported here: the MCP SDK (pydantic, starlette) would slow every other command.
     from channels.mcp import serve
 
@@ -343,14 +469,39 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _config_check(args: argparse.Namespace) -> int:
+    from supervisor.config_check import check_configuration, check_one_file
+    from supervisor.paths import locate
+
     if args.file is not None:
-        kind = check_file(args.file)
-        print(f"{args.file}: ok ({kind} config)")
-        return 0
-    settings = _settings(args)
-    where = settings.config_file if settings.config_file.exists() else "(no soupd.toml: defaults)"
-    print(f"{where}: ok; souls: {', '.join(sorted(settings.souls))} (from {settings.souls_dir})")
-    return 0
+        kind, report = check_one_file(args.file)
+        done = f"{args.file}: ok ({kind} config)"
+    else:
+        locations = locate(os.environ, config=args.config, socket=args.socket)
+        report = check_configuration(locations)
+        where = locations.config_file if locations.config_file.exists() else "(no soupd.toml)"
+        done = f"{where}: ok; souls: {', '.join(report.souls)}"
+    if args.json:
+        import json
+
+        def entry(e: SoupdError) -> dict[str, str]:
+            return {"path": getattr(e, "path", ""), "key": getattr(e, "key", ""),
+                    "problem": getattr(e, "problem", e.message)}  # fmt: skip
+
+        result = {
+            "ok": report.ok,
+            "souls": report.souls,
+            "errors": [entry(e) for e in report.errors],
+            "warnings": [entry(w) for w in report.warnings],
+        }
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        for error in report.errors:
+            print(f"soupd: config error: {error.message}", file=sys.stderr)
+        for warning in report.warnings:
+            print(f"soupd: warning: {warning.message}", file=sys.stderr)
+        if report.ok:
+            print(done)
+    return exits.OK if report.ok else exits.USAGE
 
 
 def _check_packages() -> None:

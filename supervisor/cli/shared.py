@@ -1,6 +1,6 @@
 """What :mod:`supervisor.cli.main` hands the command modules beside it: the signatures
 of its ``command``, ``call``, ``show`` and ``settings``, and the ``key: value`` formatter
-several commands print their result with.
+several commands print their result with (from :mod:`~supervisor.cli.render`).
 
 A command module has one ``register(command, ...)`` that adds its commands to the
 parser through ``command`` and makes each a closure over the helpers it was given, so
@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from supervisor.config import Settings
+from supervisor.cli.render import key_values
+
+if TYPE_CHECKING:  # the configuration's Structs are slow to import: not at every start
+    from supervisor.config import Settings
 
 __all__ = ["Call", "Command", "LoadSettings", "Show", "key_values"]
 
@@ -24,8 +27,4 @@ Call = Callable[[argparse.Namespace, str, dict[str, Any]], Any]
 # Prints a result for people (the formatter) or as JSON (--json); the exit status.
 Show = Callable[[argparse.Namespace, Any, Callable[[Any], str]], int]
 # The settings the command line and environment name.
-LoadSettings = Callable[[argparse.Namespace], Settings]
-
-
-def key_values(result: dict[str, Any]) -> str:
-    return "\n".join(f"{key}: {value}" for key, value in result.items())
+LoadSettings = Callable[[argparse.Namespace], "Settings"]

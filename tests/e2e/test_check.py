@@ -96,7 +96,7 @@ def test_check_of_an_unknown_soul_says_how_to_list_them(soupd_home: Home) -> Non
 
     result = soupd_home.cli("check", "nobody")
 
-    assert result.returncode == 1
+    assert result.returncode == 6  # not found
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert line.startswith("soupd: unknown_soul: no soul named 'nobody'")
@@ -109,7 +109,7 @@ def test_check_before_the_soul_ever_ran_says_where_it_looked(soupd_home: Home) -
 
     result = soupd_home.cli("check", "alpha")
 
-    assert result.returncode == 1
+    assert result.returncode == 6  # not found: no database yet
     (line,) = result.stderr.splitlines()
     assert str(soupd_home.soul_dir("alpha") / "soul.db") in line
     assert "does not exist" in line

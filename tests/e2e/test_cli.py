@@ -173,7 +173,10 @@ IMPORT_LINES = [
 def test_import_file_human_output_names_each_bad_line(soupd: Daemon, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "events.jsonl", IMPORT_LINES)
 
-    lines = ok(soupd.home.cli("import", "alpha", path)).splitlines()
+    done = soupd.home.cli("import", "alpha", path)
+
+    assert (done.returncode, done.stderr) == (5, "")  # refused input: some lines were rejected
+    lines = done.stdout.splitlines()
 
     assert lines[0] == "stored 3, dropped 1, duplicate 1, rejected 3"
     assert [line.split(":")[0].strip() for line in lines[1:]] == ["line 3", "line 7", "line 8"]
@@ -187,8 +190,10 @@ def test_import_file_human_output_names_each_bad_line(soupd: Daemon, tmp_path: P
 def test_import_file_json_output(soupd: Daemon, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "events.jsonl", IMPORT_LINES)
 
-    result = json.loads(ok(soupd.home.cli("--json", "import", "alpha", path)))
+    done = soupd.home.cli("--json", "import", "alpha", path)
 
+    assert done.returncode == 5
+    result = json.loads(done.stdout)
     assert {k: result[k] for k in ("stored", "dropped", "duplicate", "rejected")} == {
         "stored": 3,
         "dropped": 1,
@@ -202,7 +207,7 @@ def test_import_file_json_output(soupd: Daemon, tmp_path: Path) -> None:
     ]
     assert all(r["message"] for r in result["reasons"])
     # Importing the same file again stores nothing new.
-    again = json.loads(ok(soupd.home.cli("--json", "import", "alpha", path)))
+    again = json.loads(soupd.home.cli("--json", "import", "alpha", path).stdout)
     assert (again["stored"], again["duplicate"]) == (0, 4)
     assert soupd.counts("alpha") == (3, 3)
 
@@ -232,22 +237,25 @@ def test_import_of_a_missing_file_is_a_one_line_error(soupd: Daemon, tmp_path: P
     assert str(missing) in lines[0]
 
 
+NOT_FOUND, REFUSED, NOT_RUNNING = 6, 5, 4
+
+
 @pytest.mark.parametrize(
-    ("args", "code"),
+    ("args", "code", "status"),
     [
-        (("send", "nobody", "hello"), "unknown_soul"),
-        (("recall", "nobody", "hello"), "unknown_soul"),
-        (("stats", "nobody"), "unknown_soul"),
-        (("send", "alpha", "line\nline\nline"), "hygiene.repeated_lines"),
-        (("send", "alpha", "key " + "AKIA" + "ABCDEFGHIJ234567"), "hygiene.credential"),
-        (("send", "alpha", "hello", "--ts", "next tuesday"), "invalid_params"),
-        (("recall", "alpha", "hello", "-k", "0"), "invalid_params"),
+        (("send", "nobody", "hello"), "unknown_soul", NOT_FOUND),
+        (("recall", "nobody", "hello"), "unknown_soul", NOT_FOUND),
+        (("stats", "nobody"), "unknown_soul", NOT_FOUND),
+        (("send", "alpha", "line\nline\nline"), "hygiene.repeated_lines", REFUSED),
+        (("send", "alpha", "key " + "AKIA" + "ABCDEFGHIJ234567"), "hygiene.credential", REFUSED),
+        (("send", "alpha", "hello", "--ts", "next tuesday"), "invalid_params", REFUSED),
+        (("recall", "alpha", "hello", "-k", "0"), "invalid_params", REFUSED),
     ],
 )
 def test_daemon_errors_are_one_line_with_the_code(
-    soupd: Daemon, args: tuple[str, ...], code: str
+    soupd: Daemon, args: tuple[str, ...], code: str, status: int
 ) -> None:
-    line = one_line_error(soupd.home.cli(*args))
+    line = one_line_error(soupd.home.cli(*args), code=status)
 
     assert line.startswith(f"soupd: {code}: ")
     assert soupd.counts("alpha") == (0, 0)
@@ -257,7 +265,7 @@ def test_daemon_errors_are_one_line_with_the_code(
     "args", [("status",), ("souls",), ("send", "default", "hi"), ("recall", "default", "hi")]
 )
 def test_daemon_not_running_says_how_to_start_it(soupd_home: Home, args: tuple[str, ...]) -> None:
-    line = one_line_error(soupd_home.cli(*args))
+    line = one_line_error(soupd_home.cli(*args), code=NOT_RUNNING)
 
     assert "not running" in line
     assert "soupd start" in line
@@ -267,7 +275,7 @@ def test_daemon_not_running_says_how_to_start_it(soupd_home: Home, args: tuple[s
 def test_socket_flag_points_the_client_elsewhere(soupd: Daemon, tmp_path: Path) -> None:
     elsewhere = tmp_path / "nothing-here.sock"
 
-    line = one_line_error(soupd.home.cli("--socket", elsewhere, "status"))
+    line = one_line_error(soupd.home.cli("--socket", elsewhere, "status"), code=NOT_RUNNING)
     assert str(elsewhere) in line
     assert "soupd start" in line
     status = json.loads(ok(soupd.home.cli("--socket", soupd.home.socket, "--json", "status")))

@@ -1,0 +1,248 @@
+"""``soupd config check``: every problem of the configuration at once, not the first.
+
+:mod:`supervisor.config` stops at the first fault, as loading must (nothing half
+applied). The check instead validates each key on its own, so one run lists them all:
+each file is parsed, then every key of every table is converted alone against its type
+(an unknown key names the closest known one; a bad value of a fixed set lists the
+set), and a table whose keys are all valid is converted whole, for the checks across
+its keys. What depends on the rest being valid (the souls two files share, the souls a
+channel feeds) is checked once the files are.
+
+Warnings do not fail the check: a channel's credential named by an environment variable
+that this environment does not set (the daemon's environment may differ: systemd's
+``Environment=``, ``LoadCredential=``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from channels.config import ChannelConfig, channel_problem, raw_problem
+from souls.config import SoulConfig
+from supervisor.config import DaemonConfig, explain, read_souls, shared_folders
+from supervisor.config_file import expand, parse_toml
+from supervisor.errors import ConfigError
+from supervisor.paths import Locations, soul_name_problem
+
+__all__ = ["Report", "check_configuration", "check_one_file"]
+
+
+@dataclass
+class Report:
+    """What a check found: errors (the configuration would be refused) and warnings."""
+
+    errors: list[ConfigError] = field(default_factory=list)
+    warnings: list[ConfigError] = field(default_factory=list)
+    souls: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def check_configuration(locations: Locations) -> Report:
+    """Check ``soupd.toml`` (when there is one) and every soul file."""
+    report = Report()
+    config_file = locations.config_file
+    daemon: DaemonConfig | None = DaemonConfig()
+    if config_file.exists():
+        daemon = _check_daemon(config_file, report)
+    elif locations.explicit_config:
+        report.errors.append(
+            ConfigError(
+                str(config_file), "", "file not found; create it, or drop --config / $SOUPD_CONFIG"
+            )
+        )
+        return report
+    from supervisor.config import load_settings
+
+    # Where the souls are: as the daemon resolves it (with defaults if soupd.toml is bad).
+    try:
+        settings = load_settings(locations, lenient=True)
+        souls_dir, state_dir = settings.souls_dir, settings.state_dir
+    except ConfigError:
+        souls_dir, state_dir = locations.default_souls_dir, locations.default_state_dir
+    files = sorted(souls_dir.glob("*.toml")) if souls_dir.is_dir() else []
+    good = {p.stem: soul for p in files if (soul := _check_soul(p, report)) is not None}
+    if not files:
+        good, _ = read_souls(souls_dir)
+    report.errors += shared_folders(good, souls_dir, state_dir).values()
+    report.souls = sorted(good)
+    if daemon is not None:
+        if (problem := channel_problem(daemon.channels, set(good))) is not None:
+            report.errors.append(ConfigError(str(config_file), *problem))
+        report.warnings += _unset_secrets(config_file, daemon.channels)
+    return report
+
+
+def check_one_file(path: Path) -> tuple[str, Report]:
+    """Check one file: a soul file when it sits in a ``souls`` folder, else soupd.toml."""
+    report = Report()
+    if path.parent.name == "souls":
+        _check_soul(path, report)
+        return "soul", report
+    daemon = _check_daemon(path, report)
+    if daemon is not None:
+        report.warnings += _unset_secrets(path, daemon.channels)
+    return "daemon", report
+
+
+def _check_daemon(path: Path, report: Report) -> DaemonConfig | None:
+    try:
+        data = parse_toml(path)
+    except ConfigError as error:
+        report.errors.append(error)
+        return None
+    before = len(report.errors)
+    channels = data.get("channels")
+    for index, table in enumerate(channels if isinstance(channels, list) else []):
+        # One table at a time, so that every channel's literal secret is named.
+        if (secret := raw_problem({"channels": [table]})) is not None:
+            key, problem = secret
+            key = key.replace("channels[0]", f"channels[{index}]", 1)
+            report.errors.append(ConfigError(str(path), key, problem))
+    if len(report.errors) == before:
+        report.errors += problems(path, data, DaemonConfig)
+    for key, value in _path_keys(data):
+        try:
+            expand(path, key, value)
+        except ConfigError as error:
+            report.errors.append(error)
+    if len(report.errors) > before:
+        return None
+    return msgspec.convert(data, DaemonConfig, strict=True)
+
+
+def _path_keys(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    keys = [("paths", "souls_dir"), ("paths", "state_dir"), ("socket", "path")]
+    found = []
+    for table, key in keys:
+        section = data.get(table)
+        if isinstance(section, Mapping) and isinstance(section.get(key), str):
+            found.append((f"{table}.{key}", section[key]))
+    return found
+
+
+def _check_soul(path: Path, report: Report) -> SoulConfig | None:
+    if (name := soul_name_problem(path.stem)) is not None:
+        report.errors.append(ConfigError(str(path), "", f"{name}; rename the file"))
+        return None
+    try:
+        data = parse_toml(path)
+    except ConfigError as error:
+        report.errors.append(error)
+        return None
+    found = problems(path, data, SoulConfig)
+    if isinstance(brain := data.get("brain_dir"), str):
+        try:
+            expand(path, "brain_dir", brain)
+        except ConfigError as error:
+            found.append(error)
+    report.errors += found
+    return None if found else msgspec.convert(data, SoulConfig, strict=True)
+
+
+def problems(path: Path, data: Any, kind: type[Any], prefix: str = "") -> list[ConfigError]:
+    """Every problem of ``data`` as a ``kind`` (a Struct of the configuration): each key
+    converted alone, then the table whole when its keys are valid."""
+    if not isinstance(data, Mapping):
+        return [_problem(path, prefix, kind, data)] if _fails(data, kind) else []
+    fields = kind.__struct_fields__
+    hints = typing.get_type_hints(kind)
+    tag_field = kind.__struct_config__.tag_field  # a channel's "kind", checked by its union
+    found: list[ConfigError] = []
+    for key, value in data.items():
+        where = f"{prefix}.{key}" if prefix else key
+        if key == tag_field:
+            continue
+        if key not in fields:
+            close = difflib.get_close_matches(key, fields, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else "check its spelling"
+            known = ", ".join(fields)
+            found.append(ConfigError(str(path), where, f"unknown key; {hint} (keys: {known})"))
+            continue
+        found += _value_problems(path, where, value, hints[key])
+    if not found and _fails(data, kind):
+        found.append(_problem(path, prefix, kind, data))
+    return found
+
+
+def _value_problems(path: Path, where: str, value: Any, kind: Any) -> list[ConfigError]:
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct) and isinstance(value, Mapping):
+        return problems(path, value, kind, where)
+    if (tagged := _tagged(kind, value)) is not None:
+        return problems(path, value, tagged, where)
+    if typing.get_origin(kind) is list and isinstance(value, list):
+        (item,) = typing.get_args(kind)
+        return [
+            error
+            for index, element in enumerate(value)
+            for error in _value_problems(path, f"{where}[{index}]", element, item)
+        ]
+    return [_problem(path, where, kind, value)] if _fails(value, kind) else []
+
+
+def _tagged(kind: Any, value: Any) -> type[msgspec.Struct] | None:
+    """The member of a tagged union of Structs that a table names by its tag."""
+    if not isinstance(value, Mapping):
+        return None
+    for member in typing.get_args(kind):
+        if isinstance(member, type) and issubclass(member, msgspec.Struct):
+            config = member.__struct_config__
+            if config.tag_field is not None and value.get(config.tag_field) == config.tag:
+                return member
+    return None
+
+
+def _fails(value: Any, kind: Any) -> bool:
+    try:
+        msgspec.convert(value, kind, strict=True)
+    except msgspec.ValidationError:
+        return True
+    return False
+
+
+def _problem(path: Path, where: str, kind: Any, value: Any) -> ConfigError:
+    try:
+        msgspec.convert(value, kind, strict=True)
+    except msgspec.ValidationError as exc:
+        inner, problem = explain(str(exc))
+    else:  # pragma: no cover - only called for a value that fails
+        raise AssertionError(where)
+    if (choices := _choices(kind)) and not inner:
+        problem += f"; use one of {', '.join(map(repr, choices))}"
+    key = ".".join(part for part in (where, inner) if part).replace(".[", "[")
+    return ConfigError(str(path), key, problem)
+
+
+def _choices(kind: Any) -> tuple[Any, ...]:
+    """The values of a ``Literal`` type (also inside ``X | None``); empty otherwise."""
+    if typing.get_origin(kind) is Literal:
+        return typing.get_args(kind)
+    return tuple(v for arg in typing.get_args(kind) for v in _choices(arg))
+
+
+def _unset_secrets(path: Path, channels: list[ChannelConfig]) -> list[ConfigError]:
+    warnings = []
+    for index, channel in enumerate(channels):
+        for key in channel.__struct_fields__:
+            name = getattr(channel, key)
+            if key.endswith("_env") and isinstance(name, str) and not os.environ.get(name):
+                warnings.append(
+                    ConfigError(
+                        str(path),
+                        f"channels[{index}].{key}",
+                        f"environment variable {name} is not set here, so channel "
+                        f"{channel.name!r} would not connect; set it in soupd's environment "
+                        "(systemd: Environment= or LoadCredential=)",
+                    )
+                )
+    return warnings

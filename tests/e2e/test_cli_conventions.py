@@ -1,0 +1,285 @@
+"""The ``soupd`` command follows the conventions people and scripts expect: ``--json``
+anywhere, errors as JSON under it, an exit status by cause, ``--version``, quiet on a
+closed pipe, times in ISO 8601, no Python reprs, a cheap start, progress on a terminal
+only, and client commands that never read a soul file."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from e2e.harness import SOUPD, Daemon, Home, wait_for
+
+USAGE, CHECK_FAILED, NOT_RUNNING, REFUSED, NOT_FOUND, PIPE_CLOSED = 2, 3, 4, 5, 6, 141
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    assert result.stderr == ""
+    return result.stdout
+
+
+def json_error(result: subprocess.CompletedProcess[str], status: int) -> dict[str, str]:
+    """The command failed with ``status`` and said why as one JSON object on stderr."""
+    assert result.returncode == status, (result.returncode, result.stdout, result.stderr)
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    error: dict[str, str] = json.loads(line)["error"]
+    assert set(error) == {"code", "message"}
+    return error
+
+
+def on_a_terminal(home: Home, *args: str | Path, timeout: float = 30.0) -> tuple[int, str]:
+    """Run ``soupd ARGS`` with stdout and stderr on a pseudo-terminal; (status, output)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [str(SOUPD), *map(str, args)],
+        env=home.env,
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+    )
+    os.close(follower)
+    chunks = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's last writer is gone
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        elif proc.poll() is not None:
+            break
+    os.close(leader)
+    return proc.wait(timeout), b"".join(chunks).decode(errors="replace")
+
+
+def test_json_after_the_command_is_the_same_as_before_it(soupd: Daemon) -> None:
+    soupd.push("alpha", "Deploy failed: database migration timeout")
+
+    after = json.loads(ok(soupd.home.cli("recall", "alpha", "deploy", "--json")))
+    before = json.loads(ok(soupd.home.cli("--json", "recall", "alpha", "deploy")))
+
+    assert after == before
+    assert after["items"][0]["text"] == "Deploy failed: database migration timeout"
+    assert json.loads(ok(soupd.home.cli("status", "--json")))["pid"] == soupd.pid
+
+
+def test_errors_under_json_are_json_with_a_status_by_cause(
+    soupd: Daemon, soupd_home: Home, tmp_path: Path
+) -> None:
+    home = soupd.home
+
+    missing = json_error(home.cli("recall", "nobody", "x", "--json"), NOT_FOUND)
+    assert missing["code"] == "unknown_soul"
+    refused = json_error(home.cli("--json", "send", "alpha", "line\nline\nline"), REFUSED)
+    assert refused["code"] == "hygiene.repeated_lines"
+    usage = json_error(home.cli("--json", "recall"), USAGE)
+    assert usage["code"] == "usage"
+    assert "--help" in usage["message"]
+    elsewhere = tmp_path / "none.sock"
+    down = json_error(home.cli("--json", "--socket", elsewhere, "status"), NOT_RUNNING)
+    assert (down["code"], str(elsewhere) in down["message"]) == ("daemon_not_running", True)
+    # Without --json: one line for people, the same status.
+    plain = home.cli("--socket", elsewhere, "status")
+    assert plain.returncode == NOT_RUNNING
+    assert plain.stderr.startswith("soupd: daemon_not_running: ")
+
+
+def test_version(soupd_home: Home) -> None:
+    import importlib.metadata
+
+    assert ok(soupd_home.cli("--version")) == f"soupd {importlib.metadata.version('soupd')}\n"
+
+
+def test_a_closed_pipe_ends_the_command_quietly(soupd: Daemon, tmp_path: Path) -> None:
+    lines = [json.dumps({"text": f"note {i} " + "pad " * 40, "ref": f"n-{i}"}) for i in range(800)]
+    (tmp_path / "notes.jsonl").write_text("\n".join(lines) + "\n")
+    soupd.home.cli("import", "alpha", tmp_path / "notes.jsonl")
+    reader = subprocess.Popen(
+        [str(SOUPD), "export", "alpha"],  # far more than a pipe holds
+        env=soupd.home.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert reader.stdout is not None
+    assert reader.stderr is not None
+    reader.stdout.readline()
+    reader.stdout.close()  # as `| head -1` does
+
+    assert reader.wait(30) == PIPE_CLOSED
+    assert reader.stderr.read() == b""  # no BrokenPipeError, no traceback
+    reader.stderr.close()
+
+
+def test_claim_add_takes_the_value_after_the_soul(soupd: Daemon) -> None:
+    added = ok(soupd.home.cli("claim", "add", "alpha", "The staging database is db-7"))
+
+    assert "The staging database is db-7" in added
+    (claim,) = soupd.result("claims", {"soul": "alpha"})["claims"]
+    assert (claim["value"], claim["source"]) == ("The staging database is db-7", "user")
+
+
+def test_client_commands_never_read_soul_files(soupd: Daemon) -> None:
+    home = soupd.home
+    # A typo lands in another soul's file after start: the daemon runs on, and so must
+    # every client command (config check is where it is reported).
+    home.add_soul("beta", "[recall]\nkk = 3\n")
+
+    ok(home.cli("status"))
+    ok(home.cli("send", "alpha", "still reachable"))
+    ok(home.cli("recall", "alpha", "reachable"))
+    ok(home.cli("logs", "-n", "1"))
+    assert home.cli("config", "check").returncode == USAGE
+
+
+def test_json_times_are_iso_8601_with_a_zone(soupd: Daemon) -> None:
+    home = soupd.home
+    soupd.push("alpha", "Deploy failed: database migration timeout")
+    ok(home.cli("remind", "alpha", "check the deploy", "--at", "2030-01-02T03:04:05Z"))
+
+    memory = json.loads(ok(home.cli("--json", "read", "alpha", "m1")))
+    (task,) = json.loads(ok(home.cli("--json", "tasks", "alpha")))["pending"]
+
+    assert dt.datetime.fromisoformat(memory["created"]).utcoffset() == dt.timedelta(0)
+    assert task["due"] == "2030-01-02T03:04:05+00:00"
+
+
+def test_human_output_has_no_python_reprs(soupd: Daemon) -> None:
+    home = soupd.home
+    soupd.push("alpha", "one event")
+
+    for args in (("status",), ("stats", "alpha"), ("read", "alpha", "m1"), ("rebuild", "alpha")):
+        text = ok(home.cli(*args))
+        assert "{" not in text, (args, text)
+        assert "None" not in text, (args, text)
+        assert "True" not in text, (args, text)
+        assert "False" not in text, (args, text)
+
+
+def test_watch_refuses_an_unknown_kind(soupd: Daemon) -> None:
+    result = soupd.home.cli("watch", "--kind", "reflects")
+
+    assert result.returncode == USAGE
+    assert "reflect" in result.stderr  # the valid kinds are listed
+
+
+def test_help_imports_nothing_heavy() -> None:
+    script = (
+        "import sys\n"
+        "from supervisor.cli.main import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = set(done.stdout.splitlines()[-1].split())
+    heavy = {
+        "anyio",
+        "msgspec",
+        "structlog",
+        "channels.client",
+        "supervisor.config",
+        "souls.config",
+        "souls.store",
+        "sqlite3",
+        "asyncio",
+    }
+    assert not heavy & loaded, heavy & loaded
+
+
+def test_import_shows_progress_on_a_terminal_only(soupd: Daemon, tmp_path: Path) -> None:
+    lines = [json.dumps({"text": f"bulk {i} " + "pad " * 30, "ref": f"p-{i}"}) for i in range(3000)]
+    path = tmp_path / "bulk.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+
+    status, shown = on_a_terminal(soupd.home, "import", "alpha", path)
+
+    assert status == 0, shown
+    assert "importing bulk.jsonl" in shown
+    assert "100%" in shown
+    assert f"/{path.stat().st_size / 1e3:.1f} kB" in shown  # of the file's total
+    assert "/s" in shown
+    assert "ETA" in shown
+    assert "stored 3000" in shown
+    # Piped: the counts only, nothing on stderr.
+    again = soupd.home.cli("import", "alpha", path)
+    assert (again.returncode, again.stderr) == (0, "")
+
+
+def test_logs_on_a_terminal_are_rendered_like_the_daemons(soupd: Daemon) -> None:
+    status, shown = on_a_terminal(soupd.home, "logs", "-n", "5")
+    piped = ok(soupd.home.cli("logs", "-n", "5")).splitlines()
+
+    assert status == 0
+    assert all(json.loads(line)["event"] for line in piped)
+    rendered = [line for line in shown.splitlines() if line.strip()]
+    assert len(rendered) == 5
+    assert not any(line.lstrip().startswith("{") for line in rendered)
+    assert "daemon.ready" in shown
+
+
+def test_logs_follow_from_now_with_n_0(soupd: Daemon) -> None:
+    follower = subprocess.Popen(
+        [str(SOUPD), "logs", "-n", "0", "-f"],
+        env=soupd.home.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert follower.stdout is not None
+        wait_for(lambda: soupd.result("daemon.status", {})["subscribers"] == 1, "subscribed")
+        soupd.push("alpha", "something new")
+        first = json.loads(follower.stdout.readline())
+    finally:
+        follower.terminate()
+        follower.communicate(timeout=10)
+    assert first["event"] != "daemon.ready"  # no old line: from now on only
+    assert first.get("soul") == "alpha"
+
+
+def test_watch_shows_outputs_not_log_lines(soupd: Daemon) -> None:
+    watcher = subprocess.Popen(
+        [str(SOUPD), "watch", "alpha"],
+        env=soupd.home.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watcher.stdout is not None
+        wait_for(lambda: soupd.result("daemon.status", {})["subscribers"] == 1, "subscribed")
+        soupd.push("alpha", "Deploy failed: database migration timeout")  # reflects
+        line = watcher.stdout.readline()
+    finally:
+        watcher.terminate()
+        watcher.communicate(timeout=10)
+    assert " alpha reflect: " in line, line
+    assert "reason=surprise" in line
+
+
+def test_decay_as_of_a_future_time_needs_apply(soupd: Daemon) -> None:
+    soupd.push("alpha", "Deploy failed: database migration timeout")
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=400)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    refused = soupd.home.cli("decay", "alpha", "--now", later)
+
+    assert refused.returncode == REFUSED
+    assert "--apply" in refused.stderr
+    assert soupd.result("soul.stats", {"soul": "alpha"})["memories"] == 1
+    applied = soupd.home.cli("--json", "decay", "alpha", "--now", later, "--apply")
+    assert applied.returncode == 0, applied.stderr
+    assert "hidden" in json.loads(applied.stdout)
