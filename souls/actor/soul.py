@@ -51,7 +51,7 @@ from souls.actor.ingest import Ingest, tally
 from souls.actor.knowing import KNOWING, Knowing
 from souls.actor.mailbox import Envelope, Mailbox
 from souls.actor.metrics import LatencyWindow
-from souls.actor.recollection import Recollection
+from souls.actor.recollection import Recollection, scope_of
 from souls.actor.rights import DataRights, ForgetResult
 from souls.collision.cards import CardStore
 from souls.config import SoulConfig
@@ -427,9 +427,11 @@ class Soul:
                     # Its size is bounded by the frame cap.
                     with anyio.CancelScope(shield=True):
                         result: object = await self._import(events)
-                case Recall(query=query, k=k, explain=explain):
+                case Recall(query=query, k=k, explain=explain) as asked:
                     recollection = self._require_recollection()
-                    result = await recollection.recall(query, k, explain, self._changes)
+                    result = await recollection.recall(
+                        query, k, explain, self._changes, scope=scope_of(asked)
+                    )
                 case Context(query=query, session=session):
                     recollection = self._require_recollection()
                     result = await recollection.context(query, session, self._changes)

@@ -3,8 +3,6 @@ the real socket: bad filters are refused with an error that says what to send.""
 
 from __future__ import annotations
 
-import pytest
-
 from e2e.harness import Daemon
 
 MAY_1 = 1_777_593_600  # 2026-05-01T00:00:00Z
@@ -27,10 +25,6 @@ def test_bad_filters_are_refused_with_what_to_send(soupd: Daemon) -> None:
     assert wrong_type["error"]["code"] == "invalid_params"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="souls/actor/soul.py does not pass the Recall's scope on yet (lead: see #18)",
-)
 def test_filters_narrow_what_is_recalled(soupd: Daemon) -> None:
     said = [
         ("kiwi jam recipe from grandma", "ada", "s1", "dm", MAY_1),
