@@ -113,7 +113,9 @@ async def _context(
     context = await client.call("context", params)
     why = await client.call("why", {"soul": params["soul"], "hash": context["hash"]})
     items = frozenset(i["id"] for i in why["items"])
-    memories = frozenset(i["id"] for i in why["items"] if i["kind"] == "memory")
+    # Memories are the items labelled m<id> (their kind is the memory's: observation,
+    # voice, summary).
+    memories = frozenset(i["id"] for i in why["items"] if i["id"].startswith("m"))
     return why["mode"], memories, items
 
 

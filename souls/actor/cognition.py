@@ -37,7 +37,8 @@ from souls.mind.metacognition import (
 from souls.mind.reflect import ExtractiveReflector, Reflector
 from souls.mind.reflection import ReflectClock
 from souls.recall.recall import Citations, HitCache, Recollection, recall
-from souls.results import DecayResult, HomeostasisResult, ReflectResult
+from souls.recall.surfacing import Surfacings, resting
+from souls.results import DecayResult, HomeostasisResult, RecallItem, ReflectResult
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, SummaryVersion
 from souls.store.store import NewEvent, Scope, Store
@@ -232,6 +233,21 @@ class Mind:
         )
 
     # -- recall -----------------------------------------------------------------
+
+    async def resting(
+        self, surfacings: Surfacings, limit: int
+    ) -> tuple[list[RecallItem], dict[int, float]]:
+        """The memories a context with no query may bring back (see
+        :func:`souls.recall.surfacing.resting`), and when each was stored."""
+        ids = await resting(self._store.db, surfacings, limit)
+        hits = await self._store.hits([(memory_id, 0.0) for memory_id in ids])
+        items = [
+            RecallItem(
+                hit.memory_id, hit.kind, hit.text, 0.0, "rarity", [hit.ref] if hit.ref else []
+            )
+            for hit in hits
+        ]
+        return items, {hit.memory_id: hit.created for hit in hits}
 
     async def recall(
         self,

@@ -126,10 +126,13 @@ class Recollection:
         memories: list[RecallItem] = []
         created: dict[int, float] = {}
         resonance: dict[int, float] = {}
+        surfacings = self._knowledge.surfacings
         if query:
             found = await mind.recall(query, config.recall_k, changes, now=now)
             memories, created, resonance = found.items, found.created, found.resonance
-        surfacings = self._knowledge.surfacings
+        elif self._config.cognition:
+            # No query: emergence over what has waited longest (DESIGN §3.5, rarity S).
+            memories, created = await mind.resting(surfacings, config.recall_k)
         contenders = surfacings.rarity_from(
             memory_candidates(memories, resonance, created=created, now=now), now
         )

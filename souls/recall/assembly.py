@@ -30,6 +30,7 @@ A soul may hold thousands of active entries, and a context keeps about eight ite
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -37,8 +38,10 @@ import msgspec
 
 from souls.recall.context import label
 from souls.recall.potential import (
+    OPEN_KINDS,
     Kind,
     PotentialConfig,
+    RankedItem,
     Ranking,
     Scored,
     rank,
@@ -244,9 +247,7 @@ def choose(
     by_name = {(c.scored.kind, c.scored.id): c for c in ranked_ones}
     shown: list[RecallItem] = []
     logged: list[LoggedItem] = []
-    for ranked in ranking.items[:limit]:
-        if ranking.mode == "emergence" and ranked.score <= 0:
-            break
+    for ranked in _kept(ranking, limit, config.open_share):
         item = by_name[(ranked.kind, ranked.id)].item
         shown.append(msgspec.structs.replace(item, score=round(ranked.score, 6)))
         logged.append(
@@ -261,6 +262,30 @@ def choose(
                     LoggedItem(label(c.item.kind, c.item.id), c.item.kind, c.item.score, "hebbian")
                 )
     return ranking, shown, logged
+
+
+def _kept(ranking: Ranking, limit: int, open_share: float) -> list[RankedItem]:
+    """The ``limit`` best of ``ranking``, in its order. In emergence mode only items
+    with Φ > 0, open items (OPEN_KINDS) taking at most ``open_share`` of the slots
+    while other items are left, then any slot still free."""
+    if ranking.mode == "retrieval":
+        return ranking.items[:limit]
+    live = [ranked for ranked in ranking.items if ranked.score > 0]
+    cap = limit if open_share >= 1 else max(1, math.ceil(limit * open_share))
+    kept: list[int] = []
+    waiting: list[int] = []
+    opened = 0
+    for position, ranked in enumerate(live):
+        if len(kept) == limit:
+            break
+        if ranked.kind in OPEN_KINDS:
+            if opened == cap:
+                waiting.append(position)
+                continue
+            opened += 1
+        kept.append(position)
+    kept += waiting[: limit - len(kept)]
+    return [live[position] for position in sorted(kept)]
 
 
 _NOT_MEMORY = frozenset({"fact", "rule", "event", "commitment", "goal", "question", "task"})

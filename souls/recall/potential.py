@@ -30,6 +30,7 @@ from typing import Literal, get_args
 import msgspec
 
 __all__ = [
+    "OPEN_KINDS",
     "Kind",
     "Mode",
     "PotentialConfig",
@@ -48,6 +49,8 @@ __all__ = [
 Kind = Literal["commitment", "question", "task", "goal", "claim", "memory"]
 Mode = Literal["retrieval", "emergence"]
 
+# The kinds that carry unresolved pressure: what ``open_share`` bounds.
+OPEN_KINDS = frozenset({"commitment", "question", "task"})
 # Tie order: the declaration order of Kind.
 _KIND_ORDER = {kind: i for i, kind in enumerate(get_args(Kind))}
 # How the reason names an open item of each kind.
@@ -71,10 +74,18 @@ class PotentialConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     tau_unresolved: float = 7.0
     # Days unsurfaced for rarity to reach 63 % of its ceiling.
     tau_rarity: float = 30.0
+    # In emergence mode, the most of a context's recalled slots that open items
+    # (commitments, questions, due tasks) take while other items wait for one: unresolved
+    # pressure outweighs rarity, so without a share the same obligations would fill
+    # every context and no memory would ever come back. Slots the others leave empty
+    # still go to open items. 1 turns the share off.
+    open_share: float = 0.5
 
     def __post_init__(self) -> None:
         if min(self.a, self.g, self.e) < 0:
             raise ValueError("a, g and e must be >= 0")
+        if not 0 < self.open_share <= 1:
+            raise ValueError("open_share must be in (0, 1]")
         if not 0 < self.threshold <= 1:
             raise ValueError("threshold must be in (0, 1]")
         if self.tau_unresolved <= 0 or self.tau_rarity <= 0:

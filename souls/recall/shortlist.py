@@ -224,12 +224,14 @@ def shortlist(
       found by term, of which the best ``limit`` are kept — the best R among them, so
       the mode comes out the same. When that R reaches the threshold the mode is
       retrieval whatever the others hold, and emergence is not looked at;
-    * emergence ranks by Φ and shows nothing with Φ ≤ 0. The entries holding a query
-      term are each scored. Of the others (R = 0), a group of claims of one faith is
-      walked by rarity clock, oldest first, where Φ only falls: until Φ falls below
-      the ``limit``-th best found so far. A group of commitments is walked by when
-      each was opened: Φ counted as if it had never surfaced only falls along it and
-      is the most its Φ can be, so the walk stops once that bound falls below.
+    * emergence ranks by Φ and shows nothing with Φ ≤ 0, and bounds the share of open
+      items, so the best ``limit`` of each kind (claims, commitments) are named. The
+      entries holding a query term are each scored. Of the others (R = 0), a group of
+      claims of one faith is walked by rarity clock, oldest first, where Φ only falls:
+      until Φ falls below the ``limit``-th best of its kind found so far. A group of
+      commitments is walked by when each was opened: Φ counted as if it had never
+      surfaced only falls along it and is the most its Φ can be, so the walk stops once
+      that bound falls below.
     """
     k = max(limit, 1)
     by_id = index.by_id
@@ -238,11 +240,15 @@ def shortlist(
     if max(rs.values(), default=0.0) >= config.threshold:
         return [by_id[i] for i in sorted(picked)]
 
-    found: list[tuple[float, int, int]] = []  # (-Φ, kind order, id): choose's order
-    best: list[float] = []  # the k highest Φ so far (a min-heap)
+    # Per kind (claims, open commitments: choose bounds the share of open items, so
+    # the best k of each can be kept): (-Φ, kind order, id), choose's order, and the k
+    # highest Φ so far (a min-heap).
+    found: dict[str, list[tuple[float, int, int]]] = collections.defaultdict(list)
+    bests: dict[str, list[float]] = collections.defaultdict(list)
 
     def keep(entry: Entry, value: float) -> None:
-        found.append((-value, kind_order(entry.kind), entry.id))
+        found[entry.kind].append((-value, kind_order(entry.kind), entry.id))
+        best = bests[entry.kind]
         if len(best) < k:
             heapq.heappush(best, value)
         elif value > best[0]:
@@ -263,11 +269,14 @@ def shortlist(
                 if kind == "claim"
                 else _phi(entry, 0.0, entry.since, now, config, fidelity_ai)
             )
+            best = bests[kind]
             if most <= 0 or (len(best) == k and most * (1 + _ROUNDING) < best[0]):
                 break
             if value > 0:
                 keep(entry, value)
-    chosen = set(picked) | {entry_id for _, _, entry_id in heapq.nsmallest(k, found)}
+    chosen = set(picked)
+    for ranked in found.values():
+        chosen.update(entry_id for _, _, entry_id in heapq.nsmallest(k, ranked))
     if not chosen and len(index):
         # Never shown (nothing has R > 0 or Φ > 0), but with it the context still
         # counts as having had contenders, as it would with every entry.

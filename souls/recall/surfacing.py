@@ -28,6 +28,7 @@ Invariants a caller may rely on:
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 
 import aiosqlite
@@ -36,10 +37,33 @@ import msgspec
 from souls.recall.assembly import Contender, age_days
 from souls.recall.context import label
 
-__all__ = ["Surfacings"]
+__all__ = ["Surfacings", "resting"]
 
 # Seconds between the surfacing times of two items shown one after the other.
 _STEP = 1e-3
+# Of the oldest memories never shown, how many a context with no query weighs by
+# salience to offer ``limit`` of them: the most salient of the oldest come back first.
+_POOL = 4
+
+
+async def resting(db: aiosqlite.Connection, surfacings: Surfacings, limit: int) -> list[int]:
+    """The memories a context with no query can bring back (DESIGN §3.5: rarity), by id:
+    the most salient of the oldest observations never shown in a context, and those
+    shown longest ago — ``limit`` of each at most, for Φ to rank (rarity counts from
+    when each was stored or last surfaced). Reads a bounded prefix of the memories in
+    id order: each context shows a few, so the walk moves on."""
+    if limit <= 0:
+        return []
+    rows = await db.execute_fetchall(
+        "SELECT id, salience FROM memories AS m"
+        " WHERE m.kind = 'observation' AND m.hidden_at IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM surfaced WHERE item = 'm' || m.id)"
+        " ORDER BY m.id LIMIT ?",
+        (limit * _POOL,),
+    )
+    fresh = sorted(rows, key=lambda row: (-float(row[1]), int(row[0])))[:limit]
+    shown = heapq.nsmallest(limit, surfacings.with_letter("m").items(), key=lambda p: (p[1], p[0]))
+    return [int(memory_id) for memory_id, _ in fresh] + [memory_id for memory_id, _ in shown]
 
 
 class Surfacings:

@@ -177,7 +177,17 @@ def test_an_empty_query_surfaces_the_old_unkept_promise_and_why_says_so(
     assert why["mode"] == "emergence"
     reasons = {item["id"]: item["reason"] for item in why["items"]}
     assert any("open commitment" in reason for reason in reasons.values())
-    assert context == daemon.result("context", {"soul": "ada"})  # same input, same output
+    # The next context keeps the stable prefix and the old promise (its pressure holds);
+    # the memories it brings back are others (what one context showed gives way).
+    again = daemon.result("context", {"soul": "ada"})
+    assert again["prefix_hash"] == context["prefix_hash"]
+    assert "(open commitment) ann commitment: send you the audit report" in again["text"]
+    shown = [
+        {i for s in c["sections"] if s["name"] == "recalled" for i in s["items"] if i[0] == "m"}
+        for c in (context, again)
+    ]
+    assert shown[0], shown
+    assert shown[1] != shown[0], shown
 
     cli = soupd_home.cli("why", "ada", context["hash"][:8])
     assert cli.returncode == 0, cli.stderr

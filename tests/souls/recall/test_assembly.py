@@ -25,6 +25,8 @@ CONFIGS = (
     PotentialConfig(e=0.0),  # an entry nobody asked about has no potential at all
     PotentialConfig(a=0.0, g=0.0),
     PotentialConfig(tau_unresolved=0.5, tau_rarity=2.0),
+    PotentialConfig(open_share=1.0),  # open items may take every slot
+    PotentialConfig(open_share=0.2),
 )
 # Days before NOW an entry was recorded or opened: ties, the same day, a hair apart,
 # long saturated ages (S rounds to exactly 1), and times to come (S = 0).
@@ -179,3 +181,32 @@ def test_an_index_kept_by_adds_and_discards_equals_one_built_afresh(data: st.Dat
             kept.pop(entry.id, None)
     assert index == EntryIndex(list(kept.values()))
     assert index.entries() == sorted(kept.values(), key=lambda e: e.id)
+
+
+def test_open_items_take_at_most_their_share_while_others_wait() -> None:
+    """Twelve open promises and questions, old and pressing, against four memories that
+    only rarity brings back: emergence keeps half of eight slots for the memories."""
+    opened = [
+        open_candidate(kind, i, f"{kind} {i}", 0.0, opened=NOW - (20 + i) * DAY, now=NOW)
+        for i, kind in enumerate(["commitment", "question", "task"] * 4)
+    ]
+    memories = memory_candidates(
+        [RecallItem(i, "observation", f"memory {i}", 0.0, "rarity", []) for i in range(4)],
+        {},
+        created={i: NOW - (40 + i) * DAY for i in range(4)},
+        now=NOW,
+    )
+    ranking, shown, _ = choose(opened + memories, PotentialConfig(), 8)
+    assert ranking.mode == "emergence"
+    kinds = [item.kind for item in shown]
+    assert kinds.count("observation") == 4
+    assert len(shown) == 8
+    # Without the share, pressure wins every slot.
+    _, unshared, _ = choose(opened + memories, PotentialConfig(open_share=1.0), 8)
+    assert all(item.kind != "observation" for item in unshared)
+    # Slots the others cannot fill still go to open items; the order stays the ranking's.
+    _, few, logged = choose(opened + memories[:1], PotentialConfig(), 8)
+    assert [item.kind for item in few].count("observation") == 1
+    assert len(few) == 8
+    scores = [item.score for item in logged]
+    assert scores == sorted(scores, reverse=True)

@@ -39,6 +39,30 @@ async def test_five_no_query_contexts_of_a_session_rotate(tmp_path: Path) -> Non
     assert len({c.prefix_hash for c in contexts}) == 1
 
 
+async def test_no_query_contexts_bring_memories_back_and_rotate_them(tmp_path: Path) -> None:
+    """The week's promises, plans and questions outnumber a context's slots; still every
+    context with no query brings memories back (the oldest first, the most salient of
+    them), and they rotate: rarity counts from when each last surfaced."""
+    clock = FixedClock(T0)
+    async with soul_running(tmp_path, clock) as talk:
+        await talk.play()
+        clock.advance(3600)
+        memories, pressed = [], []
+        for _ in range(5):
+            context = await talk.context(session="sun")
+            memories.append(frozenset(i for i in recalled(context) if i.startswith("m")))
+            log = await talk.why()
+            pressed.append(sum("U=" in item.reason for item in log.items))
+            clock.advance(TURN)
+        texts = dict(talk.rows("SELECT 'm' || id, text FROM memories"))
+    assert all(memories), memories
+    assert len(set(memories)) >= 3, memories
+    assert all(a.isdisjoint(b) for a, b in itertools.pairwise(memories))
+    k = SoulConfig().context.recall_k
+    assert max(pressed) <= -(-k // 2)  # open items keep to their share of the slots
+    assert all(texts[label] for shown in memories for label in shown)
+
+
 async def test_what_surfaced_is_remembered_across_a_restart(tmp_path: Path) -> None:
     clock = FixedClock(T0)
     async with soul_running(tmp_path, clock) as talk:

@@ -29,6 +29,7 @@ def test_public_surface() -> None:
     assert sorted(souls.recall.potential.__all__) == [
         "Kind",
         "Mode",
+        "OPEN_KINDS",
         "PotentialConfig",
         "RankedItem",
         "Ranking",
