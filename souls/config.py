@@ -16,6 +16,7 @@ from souls.collision.tide import TideConfig
 from souls.intake.attention_gate import AttentionConfig
 from souls.intake.hygiene_gate import HygieneConfig
 from souls.intake.surprise import SurpriseConfig
+from souls.knowledge.claim_llm import ExtractionConfig
 from souls.knowledge.knowledge import KnowledgeConfig
 from souls.llm.answer import AnswerConfig
 from souls.llm.chat import LLMConfig
@@ -124,6 +125,7 @@ class SoulConfig(_Section, frozen=True):
     gate: GateConfig = msgspec.field(default_factory=GateConfig)
     tide: TideConfig = msgspec.field(default_factory=TideConfig)
     knowledge: KnowledgeConfig = msgspec.field(default_factory=KnowledgeConfig)
+    extraction: ExtractionConfig = msgspec.field(default_factory=ExtractionConfig)
     answer: AnswerConfig = msgspec.field(default_factory=AnswerConfig)
     potential: PotentialConfig = msgspec.field(default_factory=PotentialConfig)
 

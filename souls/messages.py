@@ -26,6 +26,7 @@ __all__ = [
     "Crash",
     "Decay",
     "Export",
+    "Extracted",
     "Forget",
     "GoalAction",
     "GoalSet",
@@ -326,6 +327,11 @@ class Ping(msgspec.Struct, frozen=True, tag="ping"):
     """Are you handling mail? Reply: ``"pong"`` (the watchdog's health check)."""
 
 
+class Extracted(msgspec.Struct, frozen=True, tag="extracted"):
+    """Mail a soul's extractor sends it: claims are ready to write (souls/actor/
+    extraction.py). No reply; never sent from outside the soul."""
+
+
 class LastRuns(msgspec.Struct, frozen=True, tag="last_runs"):
     """When each scheduled job last ran for this soul. Reply: ``dict[str, float]``."""
 
@@ -346,6 +352,7 @@ Message = (
     | AddTask
     | Wakeup
     | LastRuns
+    | Extracted
     | Ping
     | Forget
     | Export

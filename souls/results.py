@@ -208,3 +208,5 @@ class SoulStats(msgspec.Struct, frozen=True):
     reflects: int
     weeklies: int
     last_surprise: float | None
+    # The LLM extractor's figures (souls/actor/extraction.py); empty without one.
+    extraction: dict[str, int] = msgspec.field(default_factory=dict)

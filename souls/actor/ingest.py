@@ -44,11 +44,14 @@ from souls.store.store import NewEvent, Store
 from supervisor.errors import SoupdError
 from supervisor.pace import Pacer
 
-__all__ = ["Committed", "Ingest", "Outcome", "tally"]
+__all__ = ["Committed", "Ingest", "Offer", "Outcome", "tally"]
 
 Outcome = PushResult | SoupdError
 # Called with the changes a transaction just wrote (see the module docstring).
 Committed = Callable[[Changes], Awaitable[None]]
+# Called, without waiting, with the ids and events a transaction just stored: the LLM
+# extractor's backlog (souls/actor/extraction.py).
+Offer = Callable[[Sequence[int], Sequence[NewEvent]], None]
 
 
 class Ingest:
@@ -71,6 +74,7 @@ class Ingest:
         mailbox: Mailbox[Message],
         committed: Committed,
         emit: Emit,
+        offer: Offer | None = None,
     ) -> None:
         self._config = config
         self._clock = clock
@@ -83,6 +87,7 @@ class Ingest:
         self._mailbox = mailbox
         self._committed = committed
         self._emit = emit
+        self._offer = offer
         self._log = structlog.get_logger("soupd.soul")
 
     async def ingest(
@@ -149,6 +154,8 @@ class Ingest:
                 [new for _, new in fresh], changes, now, plan.write if plan else None
             )
             self._knowledge.committed(plan)
+            if self._offer is not None and fresh:
+                self._offer(ids, [new for _, new in fresh])
             await self._committed(changes)
             debug = self._log.is_enabled_for(logging.DEBUG)
             pace.restart()

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Final
 
 from souls.actor.clock import Clock
+from souls.actor.extraction import unspoken
 from souls.knowledge.knowledge import Knowledge
 from souls.knowledge.navigate import memory_map, read
 from souls.knowledge.persons import Persons
@@ -126,11 +127,14 @@ class Knowing:
                 case ClaimChange(action=action, id=claim_id, value=value):
                     return await entries.change(action, claim_id, value, now)
                 case Claims(every=every):
-                    return {
+                    listing: dict[str, object] = {
                         "claims": await entries.claims(every=every),
                         "questions": await entries.questions(state="unanswered"),
                         "fidelity_ai": entries.fidelity_ai,
                     }
+                    if every:  # never facts: only the full listing shows them, apart
+                        listing["unspoken"] = await unspoken(self._store)
+                    return listing
                 case GoalSet(update=update):
                     return await self._knowledge.update_goal(update, now)
                 case Goals():

@@ -47,6 +47,7 @@ from souls.actor.brain import Brain
 from souls.actor.clock import Clock
 from souls.actor.cognition import Emit, Mind
 from souls.actor.deck import Deck
+from souls.actor.extraction import Extraction
 from souls.actor.ingest import Ingest, tally
 from souls.actor.knowing import KNOWING, Knowing
 from souls.actor.mailbox import Envelope, Mailbox
@@ -71,6 +72,7 @@ from souls.messages import (
     Crash,
     Decay,
     Export,
+    Extracted,
     Forget,
     Homeostasis,
     Import,
@@ -113,7 +115,7 @@ from supervisor.tree import shielded_cleanup
 __all__ = ["Soul"]
 
 # Mail that does not keep a soul awake: what the scheduler and health checks send.
-_HOUSEKEEPING = (Decay, Weekly, Homeostasis, Wakeup, LastRuns, SyncTasks, Ping)
+_HOUSEKEEPING = (Decay, Weekly, Homeostasis, Wakeup, LastRuns, SyncTasks, Ping, Extracted)
 # Requests whose texts the field screen does not read here: events pass the whole
 # gate one by one in intake (an import refuses only its bad lines), and a forget's
 # ref or pattern is never stored and must reach a secret stored before a rule knew it.
@@ -154,6 +156,7 @@ class Soul:
         self._recollection: Recollection | None = None
         self._deck: Deck | None = None
         self._knowing: Knowing | None = None
+        self._extraction: Extraction | None = None
         # Derived-state changes of the turn in progress, committed once per turn.
         self._changes = Changes()
         # What the turn is handling right now: what a crash is blamed on.
@@ -185,6 +188,9 @@ class Soul:
         cards = self._cards = CardStore(store, self._brain.root / "cards")
         persons = Persons(store)
         knowledge = self._knowledge = Knowledge(store, self.config.knowledge, self._intake.gate)
+        extraction = self._extraction = Extraction(
+            self.config, self._clock, store=store, entries=knowledge.entries, mailbox=mailbox
+        )
         self._ingest = Ingest(
             self.config,
             self._clock,
@@ -197,6 +203,7 @@ class Soul:
             mailbox=mailbox,
             committed=self._committed,
             emit=self._emit,
+            offer=extraction.offer,
         )
         self._recollection = Recollection(
             self.name,
@@ -228,21 +235,22 @@ class Soul:
             await persons.load()
             task_status.started()
             active = anyio.current_time() if active_at is None else active_at
-            while True:
-                try:
-                    batch = await self._next_batch(mailbox, active)
-                except anyio.EndOfStream:
-                    return
-                if not batch:
-                    self._log.info("soul.hibernating")
-                    return
-                if not all(isinstance(e.message, _HOUSEKEEPING) for e in batch):
-                    active = anyio.current_time()
-                try:
-                    await self._turn(batch)
-                except DiskFull as full:
-                    await self._disk_full(full, mailbox, batch)
-                batch = []
+            async with extraction.running():
+                while True:
+                    try:
+                        batch = await self._next_batch(mailbox, active)
+                    except anyio.EndOfStream:
+                        return
+                    if not batch:
+                        self._log.info("soul.hibernating")
+                        return
+                    if not all(isinstance(e.message, _HOUSEKEEPING) for e in batch):
+                        active = anyio.current_time()
+                    try:
+                        await self._turn(batch)
+                    except DiskFull as full:
+                        await self._disk_full(full, mailbox, batch)
+                    batch = []
         except anyio.get_cancelled_exc_class():
             with shielded_cleanup():
                 await self._drain(mailbox, batch)
@@ -264,6 +272,7 @@ class Soul:
         finally:
             self._store = self._mind = self._agenda = self._cards = self._knowledge = None
             self._ingest = self._recollection = self._deck = self._knowing = None
+            self._extraction = None
             with anyio.CancelScope(shield=True):
                 await mind.aclose()
                 await store.close()
@@ -471,6 +480,9 @@ class Soul:
                     result = await self._require_mind().last_runs()
                 case Ping():
                     result = "pong"
+                case Extracted():
+                    await self._running(self._extraction).apply()
+                    result = None
                 case Forget(ref=ref, match=match, before=before, everything=everything):
                     result = await self._forget(ref, match, before, everything)
                 case Export(cursor=cursor):
@@ -586,6 +598,7 @@ class Soul:
             recall_p95_ms=self._recall_latency.percentile_ms(95),
             recalls=self._recall_latency.count,
             last_surprise=self._require_mind().last_surprise,
+            extraction=self._running(self._extraction).statistics(),
             **await self._require_mind().table_counts(),
         )
 

@@ -390,4 +390,21 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX events_person ON events (person) WHERE person IS NOT NULL;
         """,
     ),
+    (
+        "0015_unspoken",
+        """
+        -- What a model judged a sentence to leave unsaid (Chaos's "unspoken"; souls/
+        -- knowledge/claim_llm.py): the sentence itself, verbatim from its event, by
+        -- unspoken.<hash of the sentence>. Never a fact, never injected; it goes with
+        -- its event when that is forgotten.
+        CREATE TABLE unspoken (
+            id       TEXT PRIMARY KEY,
+            event_id INTEGER NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+            subject  TEXT NOT NULL,
+            sentence TEXT NOT NULL,
+            recorded REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX unspoken_event ON unspoken (event_id);
+        """,
+    ),
 )

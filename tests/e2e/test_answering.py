@@ -190,8 +190,9 @@ def test_a_telegram_dm_is_answered_in_its_chat(soupd_home: Home) -> None:
 
 
 class _Unsure(http.server.BaseHTTPRequestHandler):
-    """A chat model that writes summaries for reflects and, as the answer loop, admits
-    it does not know. Each request is recorded as (what it was for, the model asked)."""
+    """A chat model that writes summaries for reflects, finds nothing when asked to
+    extract claims and, as the answer loop, admits it does not know. Each request is
+    recorded as (what it was for, the model asked)."""
 
     requests: ClassVar[list[tuple[str, str]]] = []
 
@@ -200,6 +201,8 @@ class _Unsure(http.server.BaseHTTPRequestHandler):
         system = body["messages"][0]["content"]
         if "consolidated memory summary" in system:
             purpose, content = "reflect", "## Notable\n- asked about the cluster upgrade [m1]"
+        elif system.startswith("Extract facts that the speaker states"):
+            purpose, content = "extract", "[]"
         else:
             purpose, content = "answer", "Honestly I don't know which version we pinned."
         self.requests.append((purpose, body["model"]))
@@ -253,3 +256,7 @@ def test_escalation_reaches_the_answer_it_was_meant_for_only(
     assert answers == ["large"]
     assert len(reflects) >= 2
     assert set(reflects) == {"small"}
+    # Every stored event went to the extractor too, never to the big model.
+    extracts = [model for purpose, model in _Unsure.requests if purpose == "extract"]
+    assert extracts
+    assert set(extracts) == {"small"}
