@@ -284,11 +284,13 @@ async def test_recall_and_context(tmp_path: Path) -> None:
     # covers the query.
     assert [item["id"] for item in recalled["items"]] == [1]
     assert recalled["items"][0]["via"] == "summary"
-    assert [s["name"] for s in context["sections"]] == ["summary", "recalled"]
-    assert context["sections"][0]["text"] == (
+    # Without a SOUL.md the context opens with the built-in identity.
+    assert [s["name"] for s in context["sections"]] == ["identity", "summary", "recalled"]
+    assert context["sections"][0]["text"].startswith("## IDENTITY\n")
+    assert context["sections"][1]["text"] == (
         "## MEMORY\n## Notable\n- the zebra escaped [m1]\n- lunch at noon [m2]\n\n"
     )
-    assert context["sections"][1]["memory_ids"] == [1]
+    assert context["sections"][2]["memory_ids"] == [1]
     assert "[m1] the zebra escaped" in context["text"]
     assert "max_k" in bad_k.message
     assert "`query`" in no_query.message

@@ -215,9 +215,13 @@ def test_operator_commands(soupd_home: Home, start_soupd: StartSoupd) -> None:
     daemon.result("event.push", {"soul": "ada", "text": "hello there"})
     reflect = soupd_home.cli("reflect", "ada")
     confidence = soupd_home.cli("confidence", "ada", "hello")
-    decay = soupd_home.cli("--json", "decay", "ada", "--now", "2030-01-01T00:00:00")
+    # A future --now would hide memories for good: it runs only with --apply.
+    future = soupd_home.cli("--json", "decay", "ada", "--now", "2030-01-01T00:00:00")
+    decay = soupd_home.cli("--json", "decay", "ada", "--now", "2030-01-01T00:00:00", "--apply")
     stats = soupd_home.cli("stats", "ada")
     bad = soupd_home.cli("decay", "ada", "--now", "someday")
+    assert future.returncode == 5, future.stderr  # refused input
+    assert "--apply" in future.stderr
     assert reflect.returncode == 0, reflect.stderr
     assert "reason: manual" in reflect.stdout
     assert confidence.returncode == 0
@@ -236,7 +240,7 @@ def test_operator_commands(soupd_home: Home, start_soupd: StartSoupd) -> None:
         "counters",
     ):
         assert f"{key}:" in stats.stdout
-    assert bad.returncode == 1
+    assert bad.returncode == 5  # refused input
     assert "invalid_params" in bad.stderr
     assert "someday" in bad.stderr
 

@@ -197,24 +197,37 @@ def test_context_has_identity_and_recalled_memory_ids(soupd: Daemon) -> None:
     assert soupd.result("context", {"soul": "alpha", "query": "database migration"}) == ctx
 
     # The first event made the soul reflect: its summary is a stable section too. The
-    # latest events ("failed") touch a marked topic, so gut feelings show without a query.
+    # latest events ("failed") touch a marked topic, so gut feelings show without a query,
+    # and with no query the context brings memories back by rarity.
     bare = soupd.result("context", {"soul": "alpha"})
-    assert [s["name"] for s in bare["sections"]] == ["identity", "summary", "gut_feelings"]
-    assert [s["memory_ids"] for s in bare["sections"]] == [[], [], []]
+    names = ["identity", "summary", "gut_feelings", "recalled"]
+    assert [s["name"] for s in bare["sections"]] == names
+    assert [s["memory_ids"] for s in bare["sections"][:3]] == [[], [], []]
+    assert set(bare["sections"][3]["memory_ids"]) <= {1, 2, 3}
+    assert bare["sections"][3]["memory_ids"]
     assert "Deploy failed: database migration timeout [m1]" in bare["sections"][1]["text"]
     stable = "".join(s["text"] for s in bare["sections"][:2])
     assert ctx["text"].startswith(stable)
     assert bare["prefix_hash"] == ctx["prefix_hash"]
     assert bare["hash"] != ctx["hash"]
-    assert soupd.result("context", {"soul": "alpha"})["hash"] == bare["hash"]
+    # The next one keeps the prefix (what it recalls rotates: tests/souls/recall).
+    assert soupd.result("context", {"soul": "alpha"})["prefix_hash"] == bare["prefix_hash"]
 
 
-def test_context_of_a_soul_without_identity_or_memories_is_empty(soupd: Daemon) -> None:
+def test_a_soul_without_soul_md_or_memories_gives_only_the_builtin_identity(
+    soupd: Daemon,
+) -> None:
     ctx = soupd.result("context", {"soul": "beta", "query": "anything"})
 
-    assert ctx["text"] == ""
-    assert ctx["sections"] == []
+    assert [s["name"] for s in ctx["sections"]] == ["identity"]
+    assert ctx["text"] == ctx["sections"][0]["text"]
+    assert ctx["text"].startswith("## IDENTITY\n")
+    assert ctx["sections"][0]["memory_ids"] == []
     assert ctx["hash"]
+    # Byte-stable: another soul without SOUL.md opens with the same bytes.
+    other = soupd.result("context", {"soul": "alpha", "query": "anything"})
+    assert other["sections"][0]["name"] == "identity"
+    assert other["sections"][0]["text"] == ctx["text"]
 
 
 def test_import_method_counts_every_outcome_and_names_each_rejection(soupd: Daemon) -> None:

@@ -139,7 +139,7 @@ def test_remind_appends_without_disturbing_the_file(
     assert text.endswith("\n")
     wait_for(lambda: wakeups(daemon, "ada") == ["wake-up: water the plants"], "the reminder")
     bad = soupd_home.cli("remind", "ada", "nope", "--at", "tomorrow-ish")
-    assert bad.returncode == 1
+    assert bad.returncode == 5  # refused input
     assert "invalid_params" in bad.stderr
 
 
