@@ -148,7 +148,7 @@ class Ingest:
         plan = Plan()
         if fresh and self._config.cognition:
             await pace()
-            plan = await self._knowledge.perceive([new for _, new in fresh])
+            plan = await self._knowledge.perceive([new for _, new in fresh], pace)
         if fresh or changes:
             ids = await store.append(
                 [new for _, new in fresh], changes, now, plan.write if plan else None

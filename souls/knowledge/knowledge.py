@@ -23,6 +23,7 @@ its cost hardly grows with the number of entries.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -60,6 +61,7 @@ from souls.recall.potential import PotentialConfig
 from souls.recall.shortlist import EntryIndex, entry_candidate, shortlist
 from souls.recall.surfacing import Surfacings
 from souls.store.store import NewEvent, Store
+from supervisor.pace import Pacer
 
 __all__ = ["Knowledge", "KnowledgeConfig", "Plan"]
 
@@ -208,19 +210,22 @@ class Knowledge:
 
     # -- ingest ---------------------------------------------------------------
 
-    async def perceive(self, events: Sequence[NewEvent]) -> Plan:
-        """The claims and questions of ``events`` (about to be appended, in order).
+    async def perceive(self, events: Sequence[NewEvent], pace: Pacer | None = None) -> Plan:
+        """The claims and questions of ``events`` (about to be appended, in order),
+        giving the event loop back between events when ``pace`` says so.
 
         Until :meth:`committed` takes the plan back, the entries in force count as
         stale: should the write fail, they are read again from the table."""
+        pace = pace or Pacer(math.inf)
         plan = Plan(fresh=self.entries.view.writing())
         if self.config.goals:
-            plan.goals = await self._goal_changes(events)
+            plan.goals = await self._goal_changes(events, pace)
         working: dict[tuple[str, tuple[str, ...]], list[ClaimRow]] = {}
         pending = list(self.pending)
         # Claim ids are read when needed: stated entries take theirs from the table too.
         next_claim, next_question = 0, self._next_question
         for offset, event in enumerate(events):
+            await pace()
             if self.config.claims:
                 speaker = event.person or event.sender
                 found = extract_rules(event.text, sender=speaker, ts=event.ts, kind=event.kind)
@@ -324,12 +329,13 @@ class Knowledge:
                 del self.goals[goal_id]
         return {"goals_moved": len(changed), "goals_merged": len(gone)}
 
-    async def _goal_changes(self, events: Sequence[NewEvent]) -> list[GoalChange]:
+    async def _goal_changes(self, events: Sequence[NewEvent], pace: Pacer) -> list[GoalChange]:
         """What ``events`` say about their speakers' goals (people's turns only)."""
         working = dict(self.goals)
         found: list[GoalChange] = []
         person: Callable[[str], str] | None = None
         for event in events:
+            await pace()
             if event.kind not in ASKING_KINDS:
                 continue
             if person is None:
