@@ -55,6 +55,9 @@ class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     max_tokens: int = 1024
     # Sampling temperature; low, because a summary should be stable.
     temperature: float = 0.2
+    # The longest answer read, in bytes: a server sending more (a broken or hostile
+    # endpoint) fails the call once that much has arrived, never filling memory.
+    max_answer_bytes: int = 4 << 20
 
     def __post_init__(self) -> None:
         if self.base_url is not None:
@@ -77,6 +80,8 @@ class LLMConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
             raise ValueError("max_tokens must be at least 1")
         if not 0.0 <= self.temperature <= 2.0:
             raise ValueError("temperature must be between 0 and 2")
+        if self.max_answer_bytes < 1024:
+            raise ValueError("max_answer_bytes must be at least 1024")
 
 
 class LLMError(SoupdError):
@@ -197,33 +202,47 @@ class ChatClient:
             "llm.timeout / llm.retries"
         )
 
+    async def _post(self, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        """POST ``body``; the status and at most ``max_answer_bytes`` of the answer."""
+        most = self._config.max_answer_bytes
+        async with self._http.stream("POST", self._url, content=body, headers=headers) as got:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in got.aiter_bytes():
+                size += len(chunk)
+                if size > most:
+                    raise LLMError(
+                        f"the LLM at {self._url} sent an answer over {most} bytes; check the "
+                        "server, or raise llm.max_answer_bytes"
+                    )
+                chunks.append(chunk)
+            return got.status_code, b"".join(chunks)
+
     async def _attempt(self, body: dict[str, object]) -> ChatTurn:
         headers = {"Content-Type": "application/json"}
         key = self._environ.get(self._config.api_key_env or "", "")
         if self._config.api_key_env and key:
             headers["Authorization"] = f"Bearer {key}"
         late = f"no answer within {self._config.timeout} s"
-        response: httpx.Response | None = None
+        answered: tuple[int, bytes] | None = None
         # httpx's timeout bounds each read, not the whole answer: a server trickling bytes
         # would never time out without this deadline.
         with anyio.move_on_after(self._config.timeout):
             try:
-                response = await self._http.post(
-                    self._url, content=msgspec.json.encode(body), headers=headers
-                )
+                answered = await self._post(msgspec.json.encode(body), headers)
             except httpx.TimeoutException:
                 raise _Retryable(late) from None
             except httpx.TransportError as exc:
                 raise _Retryable(f"connection error ({type(exc).__name__})") from None
-        if response is None:
+        if answered is None:
             raise _Retryable(late)
-        status = response.status_code
+        status, content = answered
         if status == 429 or status >= 500:
             raise _Retryable(f"HTTP {status}")
         if status >= 400:
             raise LLMError(f"the LLM at {self._url} refused the request: {_refusal(status)}")
         try:
-            answer = msgspec.json.decode(response.content, type=_Completion)
+            answer = msgspec.json.decode(content, type=_Completion)
         except msgspec.DecodeError as exc:
             raise LLMError(
                 f"the LLM at {self._url} sent a malformed answer ({exc}); check that "

@@ -75,6 +75,19 @@ async def test_garbage_is_not_retried() -> None:
     assert len(model.requests) == 1
 
 
+async def test_an_answer_past_max_answer_bytes_fails_without_being_kept() -> None:
+    huge = answer("x" * 300_000)  # a broken or hostile endpoint
+    async with (
+        fake_model(huge) as model,
+        aclosing(client(model.url, max_answer_bytes=100_000)) as chat,
+    ):
+        with pytest.raises(LLMError, match="over 100000 bytes"):
+            await chat.complete(MESSAGES)
+    assert len(model.requests) == 1  # not retried: the same server would send it again
+    async with fake_model(answer("y" * 50_000)) as model, aclosing(client(model.url)) as chat:
+        assert await chat.complete(MESSAGES) == "y" * 50_000
+
+
 @pytest.mark.parametrize(
     "body", [b'{"choices": []}', b'{"data": 1}', b'{"choices": [{"message": {"content": 3}}]}']
 )
