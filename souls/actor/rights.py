@@ -21,7 +21,7 @@ import aiosqlite
 import anyio
 import msgspec
 
-from souls.actor.scrub import needles, scrub_logs, scrub_reports
+from souls.actor.scrub import needles, scrub_goals, scrub_logs, scrub_reports
 from souls.mind.appraisal import appraise, with_person
 from souls.mind.markers import Markers
 from souls.mind.somatic import SomaticConfig
@@ -89,6 +89,7 @@ class ForgetResult(msgspec.Struct, frozen=True):
     claims: int = 0  # claims extracted from the events
     questions: int = 0  # questions asked in them (settled ones reopen if it was the answer)
     scrubbed: int = 0  # log rows that quoted them, rewritten (ledger, assemblies, gaps)
+    goals: int = 0  # goals said in them (deleted) or whose notes quoted them (cut)
 
 
 class RebuildResult(msgspec.Struct, frozen=True):
@@ -189,6 +190,7 @@ class DataRights:
                 markers = await self._recompute_markers(db, now)
                 found = needles(texts, match)
                 scrubbed = await scrub_logs(db, found, cards)
+                goals = await scrub_goals(db, found)
             if events:
                 # The index's old segments still hold the forgotten terms: merge them into
                 # new ones (the old pages are freed, hence zeroed), then fold the WAL,
@@ -208,6 +210,7 @@ class DataRights:
             claims,
             questions,
             scrubbed,
+            goals,
         )
         return result, cards
 

@@ -10,6 +10,10 @@ forget transaction; :meth:`souls.actor.rights.DataRights.forget` then merges the
 into fresh segments and truncates the WAL, with ``secure_delete`` on so that freed pages
 are zeroed.
 
+Goals read from conversation keep the words they came from (a statement, notes that
+quote a sentence): :func:`scrub_goals` deletes a goal said in a forgotten text and cuts
+the notes that quote one.
+
 What counts as quoting: a needle (the forget's ``match``, each forgotten text, and the
 opening of a long one, as a verdict quotes it cut short) found in the field, ignoring
 case. Logs are rewritten in place and keep their shape: a draw keeps its cards and
@@ -19,12 +23,13 @@ verdicts (criterion, passed, evidence), its topic and reasons read ``(forgotten)
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import aiosqlite
 
-__all__ = ["FORGOTTEN", "needles", "scrub_logs", "scrub_reports"]
+__all__ = ["FORGOTTEN", "needles", "scrub_goals", "scrub_logs", "scrub_reports"]
 
 FORGOTTEN = "(forgotten)"
 # How much of a long text's opening is a needle of its own (reasons quote lines cut).
@@ -89,6 +94,39 @@ async def scrub_logs(
             await db.execute("DELETE FROM soul_state WHERE key = ?", (key,))
             scrubbed += 1
     return scrubbed
+
+
+async def scrub_goals(db: aiosqlite.Connection, found: Sequence[str]) -> int:
+    """Goals read from forgotten words go with them: a goal whose statement was said in
+    a forgotten text (or holds the forget's pattern) is deleted, a progress note that
+    quotes one is cut (a note keeps the sentence it came from). How many goals changed."""
+    changed = 0
+    rows = await db.execute_fetchall("SELECT id, statement, progress FROM goals")
+    for goal_id, statement, progress in rows:
+        if _said_in(_HORIZON.sub("", statement), found):
+            await db.execute("DELETE FROM goals WHERE id = ?", (goal_id,))
+            changed += 1
+            continue
+        notes = json.loads(progress)
+        kept = [note for note in notes if not _said_in(str(note.get("text", "")), found)]
+        if len(kept) != len(notes):
+            await db.execute(
+                "UPDATE goals SET progress = ? WHERE id = ?", (json.dumps(kept), goal_id)
+            )
+            changed += 1
+    return changed
+
+
+def _said_in(value: str, found: Sequence[str]) -> bool:
+    """Whether ``value`` was said in a forgotten text (it stands in one) or quotes one."""
+    folded = " ".join(value.split()).casefold()
+    if len(folded) < _MIN_NEEDLE:
+        return False
+    return any(folded in needle or needle in folded for needle in found)
+
+
+# The horizon a goal read from conversation carries: "run a half marathon (this year)".
+_HORIZON = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 def scrub_reports(folder: Path, found: Sequence[str]) -> int:

@@ -232,7 +232,11 @@ CHAT = [
     ("s3", "mel", "the rent goes up in march, ugh"),
     ("s4", "mel", "my sister's kid is called Noor, she turns five"),
     ("s4", "mel", "the flamingo neighbour plays drums at 2am, I'm so tired"),
+    ("s4", "mel", "My goal this year is to run a half marathon"),
+    ("s5", "mel", "I've been training for the half marathon, the flamingo guy runs there too"),
+    ("s5", "mel", "My goal is to make peace with the flamingo neighbour by summer"),
 ]
+FORGOTTEN_LINES = sum("flamingo" in text.lower() for _, _, text in CHAT)
 
 
 def test_forget_leaves_no_byte_of_the_text_anywhere_in_the_soul(
@@ -259,6 +263,9 @@ def test_forget_leaves_no_byte_of_the_text_anywhere_in_the_soul(
     daemon.result("tide", {"soul": "ada"})
     state = soupd_home.soul_dir("ada")
     assert any(b"flamingo" in p.read_bytes().lower() for p in state.rglob("*") if p.is_file())
+    # Goals read from the chat keep its words: a statement, a progress note.
+    goals = daemon.result("goals", {"soul": "ada"})["goals"]
+    assert any("flamingo" in json.dumps(goal).lower() for goal in goals), goals
 
     forgot = soupd_home.cli("forget", "ada", "--match", "flamingo")
     assert forgot.returncode == 0, forgot.stderr
@@ -272,7 +279,12 @@ def test_forget_leaves_no_byte_of_the_text_anywhere_in_the_soul(
 
     assert hits() == []  # while the daemon runs: database, WAL, cards, MEMORY.md, tide
     assert daemon.recall("ada", "harbour crane")  # the rest is intact
-    assert daemon.result("soul.stats", {"soul": "ada"})["events"] == len(CHAT) - 3
+    assert daemon.result("soul.stats", {"soul": "ada"})["events"] == len(CHAT) - FORGOTTEN_LINES
+    # The goal said in a forgotten line is gone; the other keeps its statement, without
+    # the note that quoted one.
+    (kept,) = daemon.result("goals", {"soul": "ada"})["goals"]
+    assert "half marathon" in kept["statement"]
+    assert "flamingo" not in json.dumps(kept).lower()
     assert daemon.stop() == 0
     assert hits() == []
 
