@@ -20,6 +20,13 @@ fields (subject | action | object | entities | detail). What a caller may rely o
   (``souls.knowledge.claim_when``), None when the sentence names no past time.
 - A progressive with a future time ("I'm putting on a show next month") is a plan, not
   an event: it is left to the plan rules.
+- A state is no event. In the present (simple or progressive, and "have been -ing") a
+  verb of state says what is so, not what happened: "I live in Lisbon", "we have a dog",
+  "I'm living in Porto", "I work as a nurse", "I go by Sam" give none (nor do be, like
+  and love, never event verbs). ``ongoing`` marks a match in the present, so that a
+  caller can also leave to a slot rule what that rule reads
+  (``souls.knowledge.claim_rules``). The past tells what happened: "I moved to Porto",
+  "I used to live in Lisbon", "we had a dog" are events.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ class EventMatch(NamedTuple):
     start: int  # sentence[start:end] is the quote
     end: int
     when: When | None
+    ongoing: bool = False  # told in the present: a habit or what one is doing now
 
 
 class EventParts(NamedTuple):
@@ -133,6 +141,45 @@ _MAX_WORDS = 12
 _CLAUSE_REACH = 240
 
 
+# Verbs of state: in the present they say what is so ("I live in Lisbon", "we own a
+# boat", "I'm living in Porto"), which the slot rules read, not something that happened.
+_STATES = frozenset("live lives living reside resides residing own owns belong belongs".split())
+# ... and verbs that are of state before these words only: "I work as a nurse", "I work
+# at Acme" (job and employer), "I go by Sam" (a name); "I work out", "I go hiking" are
+# habits.
+_STATES_BEFORE = {
+    "work": ("as", "at", "for"),
+    "works": ("as", "at", "for"),
+    "working": ("as", "at", "for"),
+    "go": ("by",),
+    "goes": ("by",),
+}
+_NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
+
+
+def _state(verb: str, sentence: str, verb_end: int) -> bool:
+    """Whether ``verb`` (ending at ``verb_end``), told in the present, says a state."""
+    low = verb.lower()
+    if low in _STATES:
+        return True
+    before = _STATES_BEFORE.get(low)
+    if before is None:
+        return False
+    following = _NEXT_WORD.match(sentence, verb_end)
+    return following is not None and following.group(1).lower() in before
+
+
+def _ongoing(verb: str, aux: str, been: bool) -> bool:
+    """Whether a told event's verb (after ``aux``, and "been") is in the present: the
+    simple present of a habit, the progressive, "have been -ing"."""
+    aux = aux.strip().lower().lstrip("'’")
+    if aux in ("m", "am", "re", "are"):
+        return True
+    if been:
+        return aux in ("ve", "have", "has") and verb.lower() != "to"
+    return aux == "" and _habit(verb.lower()) and verb.lower() not in _IRREGULAR
+
+
 def _verb_ok(verb: str, aux: str, been: bool) -> bool:
     """Whether ``verb`` after ``aux`` (and "been") makes a told event."""
     low = verb.lower()
@@ -196,9 +243,15 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
         elif not _verb_ok(verb, aux, been):
             if not _HAVE.fullmatch(aux) or been:
                 continue
-            # "I had a blast", "we have a dog": the have was the verb, not an auxiliary.
+            if aux.strip().lower() != "had":
+                continue  # "we have a dog": have as the verb, in the present, is a state
+            # "I had a blast": the have was the verb, not an auxiliary.
             verb_start, verb_end = m.start("aux") + len(aux) - len(aux.lstrip()), m.start("verb")
             verb_end = m.end("aux")
+            verb, aux = "had", ""
+        ongoing = _ongoing(verb, aux, been)
+        if ongoing and _state(verb, sentence, verb_end):
+            continue  # "I live in Lisbon": what is so, not what happened
         if not opens_clause(sentence, m.start()):
             continue
         head = sentence[m.start() : m.start("verb")]
@@ -228,7 +281,7 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
             continue  # "I finished." tells too little without a time
         quote_start = min(m.start(), cut.start if cut else m.start())
         quote_end = max(end, cut.end if cut else end)
-        yield EventMatch(value, quote_start, quote_end, cut)
+        yield EventMatch(value, quote_start, quote_end, cut, ongoing)
 
 
 def _future(sentence: str, ts: float) -> bool:

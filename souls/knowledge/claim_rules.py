@@ -140,7 +140,8 @@ def find_claims(text: str, ts: float) -> list[RuleMatch]:
             rule for trigger, group in _GROUPS if trigger.hit(words, sentence) for rule in group
         ]
         said = _Said(sentence, ts)
-        for match in [*_sentence_claims(said, rules), *_told(said)]:
+        claims = list(_sentence_claims(said, rules))
+        for match in [*claims, *_told(said, claims)]:
             key = (match.slot, match.value.casefold())
             if key not in seen:
                 seen.add(key)
@@ -238,13 +239,24 @@ def _sentence_claims(said: _Said, rules: list[Rule]) -> Iterator[RuleMatch]:
                 yield from facts
 
 
-def _told(said: _Said) -> Iterator[RuleMatch]:
+def _told(said: _Said, claims: list[RuleMatch]) -> Iterator[RuleMatch]:
     """The events the sentence tells (``souls.knowledge.claim_events``) and the plans it
-    calls off (``souls.knowledge.claim_cancel``)."""
+    calls off (``souls.knowledge.claim_cancel``). What a slot rule read of the sentence
+    (``claims``) in the present is a state, not a told event: "I work as a nurse" is the
+    job, "I go by Sam" the name; "I moved to Porto" is the location and an event."""
     sentence, confidence = said.text, said.confidence
+    states: Claimed | None = None
     for event in find_events(sentence, said.ts):
         if said.qualified(event.start):
             continue
+        if event.ongoing:
+            if states is None:
+                states = Claimed(len(sentence))
+                for claim in claims:
+                    if claim.slot not in _ACTION_SLOTS:
+                        states.take(claim.start, claim.end)
+            if states.holds(sentence.find(event.value, event.start)):
+                continue
         when = event.when.at if event.when is not None else None
         yield RuleMatch("event", event.value, event.start, event.end, confidence, None, when)
     for start, end, value in find_cancelled(sentence):

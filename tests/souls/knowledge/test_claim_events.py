@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from souls.knowledge.claim_events import find_events, parts
+from souls.knowledge.claim_rules import find_claims
 from souls.knowledge.claim_when import find_when, shown
 
 SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp()  # a Monday
@@ -30,6 +31,11 @@ def values(sentence: str) -> list[str]:
         ("我们上周去了成都", ["去了成都"]),
         ("我去过日本", ["去过日本"]),
         ("我昨天买了一辆自行车", ["买了一辆自行车"]),
+        # A state's past, or a change of state, happened: an event.
+        ("I used to live in Lisbon", ["live in Lisbon"]),
+        ("I moved to Porto last year", ["moved to Porto"]),
+        ("I'm working on a novel", ["working on a novel"]),
+        ("I work out every morning", ["work out every morning"]),
     ],
 )
 def test_first_person_statements_of_what_happened(sentence: str, expected: list[str]) -> None:
@@ -49,6 +55,15 @@ def test_first_person_statements_of_what_happened(sentence: str, expected: list[
         "I'm putting on a show next month",  # a plan
         "我没去成都",
         "我觉得了不起",
+        # States in the present: what is so, for the slot rules, not what happened.
+        "I live in Lisbon",
+        "We still live in Porto",
+        "I'm living in a tiny flat",
+        "I've been living in Berlin for years",
+        "We have a dog",
+        "I own a bakery",
+        "I work as a nurse",
+        "I work at Acme Corp",
     ],
 )
 def test_what_tells_no_event(sentence: str) -> None:
@@ -93,3 +108,20 @@ def test_parts_are_linghuns_fields() -> None:
     assert fields.object == '"Little Women" with Anna'
     assert fields.entities == ("Little Women", "Anna")
     assert fields.detail == "Last week (week of 2023-05-01)"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # What a slot rule reads in the present is the slot's, never also an event.
+        ("I live in Lisbon.", [("location", "Lisbon")]),
+        ("I work as a nurse.", [("job", "nurse")]),
+        ("I really detest olives.", [("dislikes", "olives")]),
+        # A change of state told in the past is the slot's new value and an event.
+        ("I moved to Porto last year.", [("location", "Porto"), ("event", "moved to Porto")]),
+    ],
+)
+def test_a_state_a_slot_rule_reads_is_no_event(
+    sentence: str, expected: list[tuple[str, str]]
+) -> None:
+    assert [(m.slot, m.value) for m in find_claims(sentence, SAID)] == expected
