@@ -211,10 +211,14 @@ async def recall(
     covered = {hit.memory_id: measure.held(rows.get(hit.memory_id)).coverage for hit in pool}
     ordered = _order(pool, relevance, covered, when, config)
     chosen_hits, rest = ordered[:k], ordered[k:]
-    competitors = [hit.memory_id for hit in rest if hit.memory_id not in via][:spare]
     successors = await store.successors([h.memory_id for h in chosen_hits if h.superseded])
     chosen_hits, brought = await _succeeded(store, chosen_hits, successors, relevance, cache, scope)
     chosen_hits = chosen_hits[:k]
+    # Retrieval-induced forgetting: the memories that ranked just below the cut and are
+    # not returned, whatever brought them (a summary line's too: a near-tie can rank one
+    # below the cut), are the competitors whose salience the recall lowers.
+    returned = {hit.memory_id for hit in chosen_hits}
+    competitors = [hit.memory_id for hit in rest if hit.memory_id not in returned][:spare]
     for memory_id in brought:
         via[memory_id] = "successor"
     seeds = [hit.memory_id for hit in chosen_hits]
