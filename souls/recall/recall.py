@@ -28,10 +28,11 @@ count for nothing (DESIGN §3.5). Only the memories that really matched — R at
 whose results hold nothing of the query (its one known word is in every memory) wires
 nothing.
 
-Deterministic: same database, query and time, same answer; ties go to the older
-memory. Recall only reads; what it should change (edges, recall times, competitors'
-salience) is returned for the soul to write. Asked to, it explains each item
-(:class:`~souls.results.Explanation`).
+Deterministic: same database, query and time, same answer; ties and near-ties (see
+:func:`recall`) go to the more salient memory, then to the one said later, then to the
+one stored later. Recall only reads; what it should change (edges, recall times,
+competitors' salience) is returned for the soul to write. Asked to, it explains each
+item (:class:`~souls.results.Explanation`).
 """
 
 from __future__ import annotations
