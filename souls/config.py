@@ -13,6 +13,7 @@ import msgspec
 from souls.collision.lightning import LightningConfig
 from souls.collision.presentation_gate import GateConfig
 from souls.collision.tide import TideConfig
+from souls.embed.config import EmbeddingConfig
 from souls.intake.attention_gate import AttentionConfig
 from souls.intake.hygiene_gate import HygieneConfig
 from souls.intake.surprise import SurpriseConfig
@@ -128,6 +129,7 @@ class SoulConfig(_Section, frozen=True):
     extraction: ExtractionConfig = msgspec.field(default_factory=ExtractionConfig)
     answer: AnswerConfig = msgspec.field(default_factory=AnswerConfig)
     potential: PotentialConfig = msgspec.field(default_factory=PotentialConfig)
+    embedding: EmbeddingConfig = msgspec.field(default_factory=EmbeddingConfig)
 
     def __post_init__(self) -> None:
         if self.llm.base_url is None and self.answer.enabled:

@@ -1,0 +1,228 @@
+"""Embedders: texts in, unit vectors out, one call per batch.
+
+:class:`OpenAIEmbedder` POSTs ``{base_url}/embeddings`` with ``{"model", "input": [...]}``
+and reads ``data[i].embedding`` (Ollama, llama.cpp, vLLM, TEI and hosted APIs speak it).
+A call is bounded as a whole by its timeout and its answer by ``max_answer_bytes``
+(streamed, refused past the cap). An answer is checked before any of it is used: one
+vector per text, all of ``dimensions`` (or of the first answer's length), finite and not
+zero. Every failure is one :class:`EmbedError` naming the provider, what went wrong and
+what to check; cancellation is never caught. The API key lives in the environment
+variable ``api_key_env`` names; it is read at call time and never logged.
+
+:class:`LocalEmbedder` runs fastembed or sentence-transformers in a worker thread; the
+package is imported on first use only, so a soul without it imports nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from array import array
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import anyio
+import anyio.to_thread
+import httpx
+import msgspec
+
+from souls.embed.config import EmbeddingConfig
+from souls.embed.vectors import unit
+from supervisor.errors import SoupdError
+
+__all__ = ["EmbedError", "Embedder", "LocalEmbedder", "OpenAIEmbedder", "embedder"]
+
+
+class EmbedError(SoupdError):
+    """The embedding provider gave no usable vectors; the message says what to check.
+    Never reaches a pusher or a recaller: the soul degrades to lexical recall."""
+
+    code = "embedding_unavailable"
+
+
+class Embedder(Protocol):
+    """What the soul needs of a provider."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def embed(self, texts: Sequence[str], *, seconds: float) -> list[array[float]]:
+        """One unit vector per text, in order, within ``seconds`` in all; raises
+        EmbedError."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class _Datum(msgspec.Struct):
+    embedding: list[float]
+    index: int | None = None
+
+
+class _Answer(msgspec.Struct):
+    data: list[_Datum]
+
+
+class _Checked:
+    """The length every vector of one embedder must have."""
+
+    def __init__(self, name: str, dimensions: int | None) -> None:
+        self.name = name
+        self.dimensions = dimensions
+
+    def vectors(self, rows: Sequence[Sequence[float]], wanted: int) -> list[array[float]]:
+        if len(rows) != wanted:
+            raise EmbedError(
+                f"{self.name} answered {len(rows)} vector(s) for {wanted} text(s); check "
+                "that the server speaks the OpenAI embeddings API"
+            )
+        out: list[array[float]] = []
+        for row in rows:
+            if self.dimensions is None:
+                self.dimensions = len(row)
+            if len(row) != self.dimensions:
+                raise EmbedError(
+                    f"{self.name} sent a vector of {len(row)} dimensions, not "
+                    f"{self.dimensions}; set [embedding] dimensions to the model's, or check "
+                    "the model name"
+                )
+            vector = unit(row)
+            if vector is None:
+                raise EmbedError(
+                    f"{self.name} sent a vector that is all zeros or not finite; check the model"
+                )
+            out.append(vector)
+        return out
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible embeddings endpoint."""
+
+    def __init__(
+        self,
+        config: EmbeddingConfig,
+        *,
+        environ: Mapping[str, str] = os.environ,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if config.base_url is None:
+            raise ValueError("EmbeddingConfig.base_url is not set")
+        self._config = config
+        self._url = config.base_url.rstrip("/") + "/embeddings"
+        self.name = f"the embeddings endpoint {self._url} (model {config.model!r})"
+        self._environ = environ
+        self._checked = _Checked(self.name, config.dimensions)
+        self._http = httpx.AsyncClient(timeout=config.timeout, transport=transport)
+
+    async def embed(self, texts: Sequence[str], *, seconds: float) -> list[array[float]]:
+        if not texts:
+            return []
+        headers = {"Content-Type": "application/json"}
+        key_env = self._config.api_key_env
+        key = self._environ.get(key_env, "") if key_env else ""
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        body = msgspec.json.encode({"model": self._config.model, "input": list(texts)})
+        answered: tuple[int, bytes] | None = None
+        # httpx's timeout bounds each read; this bounds the whole answer.
+        with anyio.move_on_after(seconds):
+            try:
+                answered = await self._post(body, headers)
+            except httpx.TimeoutException:
+                answered = None
+            except httpx.TransportError as exc:
+                raise EmbedError(
+                    f"{self.name} is unreachable ({type(exc).__name__}); check that the "
+                    "server runs and base_url is right"
+                ) from None
+        if answered is None:
+            raise EmbedError(
+                f"{self.name} gave no answer within {seconds} s; check the server, or raise "
+                "[embedding] timeout"
+            )
+        status, content = answered
+        if status >= 400:
+            raise EmbedError(
+                f"{self.name} refused the request with HTTP {status}; check the model name"
+                + (" and api_key_env" if status in (401, 403) else " and the server's log")
+            )
+        try:
+            answer = msgspec.json.decode(content, type=_Answer)
+        except msgspec.DecodeError as exc:
+            raise EmbedError(
+                f"{self.name} sent a malformed answer ({exc}); check that base_url points at "
+                "an OpenAI-compatible API (usually ending in /v1)"
+            ) from None
+        data = answer.data
+        if all(d.index is not None for d in data):
+            data = sorted(data, key=lambda d: d.index or 0)
+        return self._checked.vectors([d.embedding for d in data], len(texts))
+
+    async def _post(self, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        most = self._config.max_answer_bytes
+        async with self._http.stream("POST", self._url, content=body, headers=headers) as got:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in got.aiter_bytes():
+                size += len(chunk)
+                if size > most:
+                    raise EmbedError(
+                        f"{self.name} sent an answer over {most} bytes; check the server, or "
+                        "raise [embedding] max_answer_bytes"
+                    )
+                chunks.append(chunk)
+            return got.status_code, b"".join(chunks)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+class LocalEmbedder:
+    """fastembed or sentence-transformers, in process: the model loads on first use, in a
+    worker thread (it may read a local path or fetch the model where the machine can)."""
+
+    def __init__(self, config: EmbeddingConfig) -> None:
+        self._config = config
+        self.name = f"{config.provider} model {config.model!r}"
+        self._checked = _Checked(self.name, config.dimensions)
+        self._model: Any = None
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        if self._model is None:
+            if self._config.provider == "fastembed":
+                module: Any = importlib.import_module("fastembed")
+                self._model = module.TextEmbedding(model_name=self._config.model)
+            else:
+                module = importlib.import_module("sentence_transformers")
+                self._model = module.SentenceTransformer(self._config.model, device="cpu")
+        if self._config.provider == "fastembed":
+            return [list(map(float, v)) for v in self._model.embed(texts)]
+        return [list(map(float, v)) for v in self._model.encode(texts)]
+
+    async def embed(self, texts: Sequence[str], *, seconds: float) -> list[array[float]]:
+        if not texts:
+            return []
+        rows: list[list[float]] | None = None
+        with anyio.move_on_after(seconds):
+            try:
+                rows = await anyio.to_thread.run_sync(self._encode, list(texts))
+            except (ImportError, OSError, RuntimeError, ValueError) as exc:
+                raise EmbedError(
+                    f"{self.name} failed ({type(exc).__name__}: {exc}); check the model name "
+                    "or path, and that soupd[semantic] is installed"
+                ) from None
+        if rows is None:
+            raise EmbedError(f"{self.name} took over {seconds} s; raise [embedding] timeout")
+        return self._checked.vectors(rows, len(texts))
+
+    async def aclose(self) -> None:
+        self._model = None
+
+
+def embedder(config: EmbeddingConfig) -> Embedder | None:
+    """The soul's embedder; None with ``provider = "none"``."""
+    if config.provider == "none":
+        return None
+    if config.provider == "openai":
+        return OpenAIEmbedder(config)
+    return LocalEmbedder(config)
