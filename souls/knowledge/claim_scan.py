@@ -18,14 +18,19 @@ rely on:
   (lowercase English, or Chinese) cannot match, and the scan of that pattern is skipped.
 - ``Claimed`` answers whether a span overlaps one already claimed in time proportional to
   the span's length, never to the number of spans claimed.
+- ``Found(pattern, text)`` runs ``pattern.finditer(text)`` once; then ``search(at)`` is
+  ``pattern.search(text, at)``'s span, ``last_end(at)`` the end of the last match found
+  that ends at or before ``at``, ``meets(start, end)`` whether one overlaps that span and
+  ``before(at)`` how many start before ``at``, each in
+  ``O(log m)`` (``m`` the matches); ``search`` runs the search only from inside a match.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
-__all__ = ["REACH", "Claimed", "Cue", "Quotes", "ends_at"]
+__all__ = ["REACH", "Claimed", "Cue", "Found", "Quotes", "ends_at"]
 
 # How far back a word that qualifies what follows ("if", "what", a clause opener) is
 # looked for: longer than any of those words and the blanks after them in real text.
@@ -114,3 +119,50 @@ class Claimed:
     def take(self, start: int, end: int) -> None:
         if start < end:
             self._taken[start:end] = b"\x01" * (end - start)
+
+
+class Found:
+    """The matches of a pattern in one text, found once, left to right and without
+    overlaps (a pattern that never matches the empty string)."""
+
+    __slots__ = ("_ends", "_pattern", "_starts", "_text")
+
+    def __init__(
+        self, pattern: re.Pattern[str], text: str, spans: list[tuple[int, int]] | None = None
+    ) -> None:
+        """``spans``: the matches of ``finditer``, when the caller finds them faster."""
+        self._pattern, self._text = pattern, text
+        if spans is None:
+            spans = [m.span() for m in pattern.finditer(text)]
+        self._starts = [a for a, _ in spans]
+        self._ends = [b for _, b in spans]
+
+    def inside(self, at: int) -> bool:
+        """Whether ``at`` is inside a match found, after its start."""
+        k = bisect_left(self._starts, at)
+        return k > 0 and self._ends[k - 1] > at
+
+    def search(self, at: int) -> tuple[int, int] | None:
+        """The span of ``pattern.search(text, at)``. Every position from the end of a
+        match found to the start of the next failed, whatever the search's start: only a
+        start inside a match (rare) is searched again."""
+        k = bisect_left(self._starts, at)
+        if k == 0 or self._ends[k - 1] <= at:
+            return (self._starts[k], self._ends[k]) if k < len(self._starts) else None
+        m = self._pattern.search(self._text, at)
+        return m.span() if m else None
+
+    def last_end(self, at: int) -> int:
+        """The end of the last match found that ends at or before ``at``; 0 if none."""
+        k = bisect_right(self._ends, at)
+        return self._ends[k - 1] if k else 0
+
+    def meets(self, start: int, end: int) -> bool:
+        """Whether a match found overlaps ``[start, end)``: a necessary condition for a
+        match of the pattern's literals in ``text[start:end]``."""
+        k = bisect_right(self._ends, start)
+        return k < len(self._starts) and self._starts[k] < end
+
+    def before(self, at: int) -> int:
+        """How many of the matches found start before ``at``."""
+        return bisect_left(self._starts, at)

@@ -28,15 +28,19 @@ at the clause's end. Pure and deterministic.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
+from souls.knowledge.claim_scan import Claimed, Cue, Found
 from souls.knowledge.domains import domain_of
 from souls.mind.topics import is_topic
 from souls.text.tokenize import tokens
 
 __all__ = ["GoalSignal", "SignalAction", "read_goals"]
+
+T = TypeVar("T")
 
 SignalAction = Literal["new", "progress", "achieve", "abandon", "pause"]
 SignalKind = Literal["goal", "plan", "value"]
@@ -350,8 +354,8 @@ _STATE: tuple[tuple[re.Pattern[str], SignalAction], ...] = (
     (
         re.compile(
             rf"\b{_I}{_HAVE}\s+(?:decided|chose)\s+(?:not\s+to|against)\s+(?P<obj>.*)"
-            rf"|\b{_I}{_BE}\s+(?:not|no\s+longer)\s+(?:going\s+to|gonna|planning\s+to|planning\s+on)\s+(?P<obj2>.*?)\s*(?:anymore|any\s+more)\b"
-            rf"|\b{_I}\s+(?:don't|don’t|do\s+not)\s+(?:want|plan)\s+to\s+(?P<obj3>.*?)\s*(?:anymore|any\s+more)\b"
+            rf"|\b{_I}{_BE}\s+(?:not|no\s+longer)\s+(?:going\s+to|gonna|planning\s+to|planning\s+on)\s+(?P<obj2>[^.!?\n]{{0,80}}?)\s*(?:anymore|any\s+more)\b"
+            rf"|\b{_I}\s+(?:don't|don’t|do\s+not)\s+(?:want|plan)\s+to\s+(?P<obj3>[^.!?\n]{{0,80}}?)\s*(?:anymore|any\s+more)\b"
             rf"|\b{_I}{_HAVE}\s+(?:dropped|scrapped|shelved|cancelled|canceled|called\s+off|"
             rf"abandoned)\s+(?P<obj4>.*)"
             rf"|\b{_I}{_HAVE}\s+changed\s+(?:my|our)\s+minds?\s+about\s+(?P<obj5>.*)",
@@ -361,7 +365,7 @@ _STATE: tuple[tuple[re.Pattern[str], SignalAction], ...] = (
     ),
     (
         re.compile(
-            rf"\b{_I}{_HAVE}\s+(?:put|putting)\s+(?P<obj>.*?)\s+on\s+hold\b"
+            rf"\b{_I}{_HAVE}\s+(?:put|putting)\s+(?P<obj>[^.!?\n]{{0,80}}?)\s+on\s+hold\b"
             rf"|\b{_I}{_BE}\s+taking\s+a\s+break\s+from\s+(?P<obj2>.*)",
             re.I,
         ),
@@ -378,11 +382,19 @@ _STATE: tuple[tuple[re.Pattern[str], SignalAction], ...] = (
         ),
         "progress",
     ),
-    (re.compile(r"我(?:们)?(?:终于|总算)(?P<obj>[^，,；;]+?)(?:了|啦)?\s*$"), "achieve"),
+    (re.compile(r"我(?:们)?(?:终于|总算)(?P<obj>[^，,；;。！？]{1,60}?)(?:了|啦)?\s*$"), "achieve"),
     (re.compile(r"我(?:们)?(?:做到了|成功了|实现了|达成了)(?P<obj>)"), "achieve"),
     (re.compile(r"我(?:们)?(?:已经|还是)?(?:决定)?放弃(?:了)?(?P<obj>.*)"), "abandon"),
-    (re.compile(r"我(?:们)?(?:已经)?不(?:打算|想|准备|计划)(?P<obj>.+?)了"), "abandon"),
-    (re.compile(r"我(?:们)?(?:先)?(?:暂停|搁置)(?:了)?(?P<obj>.*)|(?P<obj2>.+?)先放一放"), "pause"),
+    (
+        re.compile(r"我(?:们)?(?:已经)?不(?:打算|想|准备|计划)(?P<obj>[^，,；;。！？]{1,60}?)了"),
+        "abandon",
+    ),
+    (
+        re.compile(
+            r"我(?:们)?(?:先)?(?:暂停|搁置)(?:了)?(?P<obj>.*)|(?P<obj2>[^，,；;。！？\s]{1,40}?)先放一放"
+        ),
+        "pause",
+    ),
     (
         re.compile(r"我(?:们)?(?:已经|一直|每天都)(?:在)?(?P<obj>(?:存|攒|练|跑|学|准备).+)"),
         "progress",
@@ -396,22 +408,259 @@ _DISCOURSE = re.compile(
 )
 
 
+# -- reading a sentence once ----------------------------------------------------------------
+#
+# Every stored event, up to 8,000 characters, is read here on the loop all souls share:
+# what a match asks of its sentence is answered without reading the sentence again
+# (souls.knowledge.claim_scan), so one long sentence of repeated triggers costs its length,
+# not its length squared.
+
+# A necessary piece of every marker: each pattern starts with one of these words (or 我),
+# but the "X 先放一放" pause.
+_ANY_MARKER = re.compile(r"\b(?:i|we|my|our|it|so)\b|我|先放一放", re.I)
+# Per pattern of _NEW and _STATE, in order: literal pieces one of which each match holds.
+_NEW_CUES = (
+    Cue("goal|dream|aim|ambition|resolution|target|mission"),
+    Cue("plan"),
+    Cue("saving|putting|training|preparing|working|studying"),
+    Cue("saving"),
+    Cue("determined|committed|aiming|planning|hoping|going"),
+    Cue("plan|intend|aim|vow|resolve"),
+    Cue("decided|made|resolved|set|committed"),
+    Cue("want|wanna|hope|would|dream|need|'d|’d"),
+    Cue("going|gonna|'ll|’ll|will"),
+    Cue("believe"),
+    Cue("believe"),
+    Cue("refuse"),
+    Cue("believe"),
+    Cue("believer"),
+    Cue("value"),
+    Cue("important"),
+    Cue("", "目标|梦想|心愿|愿望"),
+    Cue("", "的计划是"),
+    Cue("", "存钱|攒钱|省钱"),
+    Cue("", "打算|计划|决定|立志|下定决心"),
+    Cue("", "想|希望|要|准备"),
+    Cue("", "坚持|信奉|主张|拒绝|绝不|绝对不会|从不"),
+    Cue("", "相信"),
+    Cue("", "原则|底线|信条|价值观"),
+)
+_STATE_CUES = (
+    Cue("finally|actually|officially"),
+    Cue("did|made|nailed|goal|target"),
+    Cue("gave|give|giving"),
+    Cue("decided|chose|any|dropped|scrapped|shelved|cancel|called|abandoned|changed"),
+    Cue("put|taking"),
+    Cue("been|making|getting|halfway|track|far"),
+    Cue("", "终于|总算"),
+    Cue("", "做到了|成功了|实现了|达成了"),
+    Cue("", "放弃"),
+    Cue("", "不打算|不想|不准备|不计划"),
+    Cue("", "暂停|搁置|先放一放"),
+    Cue("", "已经|一直|每天都"),
+)
+assert len(_NEW_CUES) == len(_NEW)
+assert len(_STATE_CUES) == len(_STATE)
+
+# Literal pieces one of which every match of _LONG, and of _SHORT, holds (case as theirs).
+_LONG_CUE = re.compile(
+    r"year|month|summer|spring|fall|autumn|winter|decade|january|february|march|april|may|"
+    r"june|july|august|september|october|november|december|christmas|time|day|eventually|"
+    r"future|long|before|\d|年|以后|将来|未来|有一天|这辈子|退休",
+    re.I,
+)
+_SHORT_CUE = re.compile(
+    r"today|tonight|tomorrow|morning|afternoon|evening|weekend|later|bit|minute|sec|now|"
+    r"work|lunch|dinner|今天|今晚|明天|待会|一会|马上|现在|等下|周末|晚上|下午|中午",
+    re.I,
+)
+_LONG_WORDS = Cue(
+    "year|month|summer|spring|fall|autumn|winter|decade|january|february|march|april|may|"
+    "june|july|august|september|october|november|december|christmas|time|day|eventually|"
+    "future|long|before",
+    "年|以后|将来|未来|有一天|这辈子|退休",
+)
+_SHORT_WORDS = Cue(
+    "today|tonight|tomorrow|morning|afternoon|evening|weekend|later|bit|minute|sec|now|"
+    "work|lunch|dinner",
+    "今天|今晚|明天|待会|一会|马上|现在|等下|周末|晚上|下午|中午",
+)
+_DIGIT = re.compile(r"\d")
+_NONE = Found(_LONG_CUE, "", [])
+_YOU = re.compile(r"\byou\b|你", re.I)
+_CONDITION = re.compile(r"\s*(?:if|unless|suppose|imagine|如果|要是|假如|万一)\b", re.I)
+# _TAIL read backwards, from a clause's end: a trailing filler word (with the blanks
+# around it, which starts before any trailing run of marks) or else a run of marks.
+_TAIL_BACK = re.compile(
+    r"\s*(?:oot|hguoht|oht|lol|a+hah|hbt|ffuts\s+dna|gnihtemos\s+ro)\s+"
+    r"|[\s.!?。！？~～…\-–—*]+",
+    re.I,
+)
+_BLANKS = re.compile(r"\s*")
+# _CLAUSE_END but its leading blanks: found at its own start, then the blanks before it
+# are taken back, so a long run of blanks is read once, not once per blank.
+_CLAUSE_END_CORE = re.compile(_CLAUSE_END.pattern.removeprefix(r"\s*"), _CLAUSE_END.flags)
+assert _CLAUSE_END.pattern.startswith(r"\s*(?:")
+_LOOK = 16  # how far before a marker a clause end is looked for again, truncated there
+_PREFIX = 128  # a marker's clause before it up to this long is searched as it stands
+
+
+class _Sentence:
+    """One sentence and what its matches ask of it, each found once."""
+
+    __slots__ = (
+        "_long",
+        "_not_mine",
+        "_short",
+        "clause_ends",
+        "dehua",
+        "low",
+        "quotes",
+        "rev",
+        "tails",
+        "text",
+    )
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.low = text.lower()
+        self.quotes = Found(_QUOTES, text)
+        self.rev = text[::-1]  # for the blanks before a clause end, and a clause's tail
+        self.clause_ends = Found(_CLAUSE_END, text, self._clause_ends(0))
+        self._not_mine: Found | None = None
+        self.dehua = text.rfind("的话")
+        self.tails: dict[int, int] = {}  # clause end: where trimming it from there stops
+        self._long: Found | None = None
+        self._short: Found | None = None
+
+    def _clause_ends(self, at: int, first: bool = False) -> list[tuple[int, int]]:
+        """``_CLAUSE_END.finditer(text, at)`` (its first match only, if ``first``)."""
+        spans: list[tuple[int, int]] = []
+        n, prev = len(self.text), at
+        for m in _CLAUSE_END_CORE.finditer(self.text, at):
+            start = m.start()
+            if start > prev:  # the blanks before it, back to the last match's end
+                start = max(prev, n - _blanks(self.rev, n - start))
+            spans.append((start, m.end()))
+            if first:
+                break
+            prev = m.end()
+        return spans
+
+    def clause_end(self, at: int) -> int:
+        """Where ``_CLAUSE_END.search(text, at)`` starts, or the text's end."""
+        if self.clause_ends.inside(at):
+            spans = self._clause_ends(at, first=True)
+            return spans[0][0] if spans else len(self.text)
+        span = self.clause_ends.search(at)
+        return span[0] if span else len(self.text)
+
+    def long_cues(self) -> Found:
+        """Where a horizon (_LONG) may be: its cues, found once, if the sentence has any."""
+        if self._long is None:
+            some = not _LONG_WORDS.absent(self.text, self.low) or _DIGIT.search(self.text)
+            self._long = Found(_LONG_CUE, self.text) if some else _NONE
+        return self._long
+
+    def short_cues(self) -> Found:
+        """Where a near time (_SHORT) may be: its cues, found once, if the sentence has any."""
+        if self._short is None:
+            some = not _SHORT_WORDS.absent(self.text, self.low)
+            self._short = Found(_SHORT_CUE, self.text) if some else _NONE
+        return self._short
+
+    def not_mine(self) -> Found:
+        if self._not_mine is None:
+            self._not_mine = Found(_NOT_MINE, self.text)
+        return self._not_mine
+
+    def mine(self, start: int) -> bool:
+        """Whether a marker at ``start`` is the speaker's own present statement: no
+        hypothetical, reported or third-person words before it in its clause, not quoted."""
+        if self.quotes.before(start) % 2:
+            return False
+        text = self.text
+        cut = self.clause_ends.last_end(start)  # the clause ends of text[:start]
+        glued = start > 0 and _word(text[start - 1])
+        if glued:  # cut at start, a clause end's closing \b or + sees the end of text[:start]
+            for m in _CLAUSE_END.finditer(text, max(cut, start - _LOOK), start):
+                cut = max(cut, m.end())
+        # A conditional opening the sentence governs its clauses ("If I get the job, I want…").
+        if cut and _CONDITION.match(text, 0, cut):
+            return False
+        if self.dehua >= start:
+            return False
+        if (glued or (cut and _word(text[cut - 1]) and _word(text[cut]))) and (
+            start - cut <= _PREFIX
+        ):  # a \b at either end of text[cut:start] that the whole text does not have
+            return not _NOT_MINE.search(text[cut:start])
+        found = self.not_mine().search(cut)
+        return not (found and found[1] <= start)
+
+    def object(self, start: int, limit: int | None = None) -> tuple[str, int]:
+        """The clause from ``start`` to its end (or ``limit``), trimmed; and where it ends."""
+        text = self.text
+        if limit is None:
+            end = self.clause_end(start)
+            stop = self._trimmed(start, end)
+        else:
+            m = _CLAUSE_END.search(text, start, limit)
+            end = m.start() if m else limit
+            stop = self._trim(start, end)
+        lead = _blanks(text, start, stop)
+        if stop - lead > MAX_OBJECT:
+            piece = text[lead : lead + MAX_OBJECT]
+            cut = piece.rfind(" ", 0, MAX_OBJECT)
+            piece = piece[: cut if cut > MAX_OBJECT // 2 else MAX_OBJECT].rstrip()
+        else:
+            piece = text[lead:stop]
+        return piece, start + len(piece)
+
+    def _trim(self, start: int, end: int) -> int:
+        """Where ``text[start:end]`` ends once its tail (_TAIL, again and again) is cut."""
+        n = len(self.text)
+        while end > start and (m := _TAIL_BACK.match(self.rev, n - end, n - start)):
+            end = n - m.end()
+        return end
+
+    def _trimmed(self, start: int, end: int) -> int:
+        """``_trim(start, end)``, remembered per clause end: trimmed from the sentence's
+        start, the tail stops at the same place unless it reaches ``start``."""
+        stop = self.tails.get(end)
+        if stop is None:
+            stop = self.tails[end] = self._trim(0, end)
+        return stop if stop >= start else self._trim(start, end)
+
+
 def read_goals(text: str) -> list[GoalSignal]:
     """What ``text`` (one turn of one speaker) says about the speaker's goals, in order."""
     found: list[GoalSignal] = []
+    known: dict[str, Any] = {}  # what was worked out of a piece of this turn
     for sentence_match in _SENTENCE.finditer(text):
         sentence = sentence_match.group().strip()
-        if not sentence or _asks(sentence):
+        if not sentence or not _ANY_MARKER.search(sentence) or _asks(sentence):
             continue
-        taken: list[tuple[int, int]] = []
-        for signal, span in _states(sentence):
+        here = _Sentence(sentence)
+        taken = Claimed(len(sentence))
+        for signal, span in _states(here, known):
             found.append(signal)
-            taken.append(span)
-        for signal, span in _news(sentence):
-            if not any(a <= span[0] < b for a, b in taken):
+            taken.take(*span)
+        for signal, span in _news(here, known):
+            if not taken.holds(span[0]):
                 found.append(signal)
-                taken.append(span)
+                taken.take(*span)
     return found
+
+
+def _blanks(text: str, at: int, end: int | None = None) -> int:
+    """Where the blanks from ``at`` end."""
+    m = _BLANKS.match(text, at, len(text) if end is None else end)
+    return m.end() if m else at
+
+
+def _word(char: str) -> bool:
+    """Whether ``char`` is a word character to re's ``\\b``."""
+    return char.isalnum() or char == "_"
 
 
 def _asks(sentence: str) -> bool:
@@ -421,94 +670,93 @@ def _asks(sentence: str) -> bool:
     return bool(_EN_QUESTION_START.match(sentence)) or bool(_ZH_QUESTION.search(end))
 
 
-def _mine(sentence: str, start: int) -> bool:
-    """Whether a marker at ``start`` is the speaker's own present statement: no
-    hypothetical, reported or third-person words before it in its clause, not quoted."""
-    if len(_QUOTES.findall(sentence[:start])) % 2:
-        return False
-    before = sentence[:start]
-    cut = max((m.end() for m in _CLAUSE_END.finditer(before)), default=0)
-    prefix = before[cut:]
-    # A conditional opening the sentence governs its clauses ("If I get the job, I want…").
-    head = before[:cut]
-    if re.match(r"\s*(?:if|unless|suppose|imagine|如果|要是|假如|万一)\b", head, re.I):
-        return False
-    return not (_NOT_MINE.search(prefix) or _NOT_MINE_AFTER.search(sentence[start:]))
-
-
-def _object(sentence: str, start: int) -> tuple[str, int]:
-    """The clause from ``start`` to its end, trimmed; and where it ends."""
-    end_match = _CLAUSE_END.search(sentence, start)
-    end = end_match.start() if end_match else len(sentence)
-    piece = sentence[start:end]
-    while True:
-        trimmed = _TAIL.sub("", piece)
-        if trimmed == piece:
-            break
-        piece = trimmed
-    piece = piece.strip()
-    if len(piece) > MAX_OBJECT:
-        cut = piece.rfind(" ", 0, MAX_OBJECT)
-        piece = piece[: cut if cut > MAX_OBJECT // 2 else MAX_OBJECT].rstrip()
-    return piece, start + len(piece)
-
-
 def _contentful(text: str) -> bool:
     return any(is_topic(t) for t in tokens(text)) or len(re.findall("[\u4e00-\u9fff]", text)) >= 2
 
 
-def _news(sentence: str) -> list[tuple[GoalSignal, tuple[int, int]]]:
+def _known(known: dict[str, Any], key: str, work: Callable[[str], T], arg: str) -> T:
+    """``work(arg)``, once per turn for each ``key``."""
+    if key not in known:
+        known[key] = work(arg)
+    value: T = known[key]
+    return value
+
+
+def _news(here: _Sentence, known: dict[str, Any]) -> list[tuple[GoalSignal, tuple[int, int]]]:
     found: list[tuple[GoalSignal, tuple[int, int]]] = []
-    for pattern, kind, needs_horizon, with_verb in _NEW:
+    sentence = here.text
+    claimed = Claimed(len(sentence))
+    for (pattern, kind, needs_horizon, with_verb), cue in zip(_NEW, _NEW_CUES, strict=True):
+        if cue.absent(sentence, here.low) or (
+            needs_horizon and not here.long_cues().meets(0, len(sentence))
+        ):
+            continue
         for m in pattern.finditer(sentence):
-            if any(a <= m.start() < b for _, (a, b) in found) or not _mine(sentence, m.start()):
+            if claimed.holds(m.start()) or not here.mine(m.start()):
                 continue
-            obj, end = _object(sentence, m.start("obj"))
-            if not obj or not _contentful(obj) or _SPEECH.match(obj):
+            obj, end = here.object(m.start("obj"))
+            if not obj or not _known(known, "c" + obj, _contentful, obj) or _SPEECH.match(obj):
                 continue
-            if re.search(r"\byou\b|你", obj, re.I) and kind != "value":
+            if kind != "value" and _YOU.search(obj):
                 continue  # a promise to the listener: a commitment (the claim rules')
-            clause = sentence[m.start() : end]
-            if _SHORT.search(clause) and kind != "value":
+            if (
+                kind != "value"
+                and here.short_cues().meets(m.start(), end)
+                and _SHORT.search(sentence[m.start() : end])
+            ):
                 continue
-            horizon = _LONG.search(sentence[max(0, m.start() - 40) : end + 40])
+            horizon = None  # a value needs none, and keeps its statement as said
+            window = (max(0, m.start() - 40), end + 40)
+            if kind != "value" and here.long_cues().meets(*window):
+                horizon = _LONG.search(sentence[window[0] : window[1]])
             if needs_horizon and horizon is None:
                 continue
             start = m.start("verb") if with_verb else m.start("obj")
             statement = sentence[start:end].strip()
             if horizon is not None and horizon.group() not in statement and kind != "value":
                 statement = f"{statement} ({horizon.group().strip()})"
-            domain = domain_of(statement)
+            domain = _known(known, "d" + statement, domain_of, statement)
             if kind == "value" and not (statement.startswith("坚持") and domain):
                 domain = "belief"  # a persistence (坚持每天锻炼) keeps its own domain
             signal = GoalSignal(
                 action="new", kind=kind, statement=statement, quote=sentence, domain=domain
             )
             found.append((signal, (m.start(), end)))
+            claimed.take(m.start(), end)
     found.sort(key=lambda f: f[1][0])
     return found
 
 
-def _states(sentence: str) -> list[tuple[GoalSignal, tuple[int, int]]]:
+def _states(here: _Sentence, known: dict[str, Any]) -> list[tuple[GoalSignal, tuple[int, int]]]:
     found: list[tuple[GoalSignal, tuple[int, int]]] = []
-    for pattern, action in _STATE:
+    sentence = here.text
+    claimed = Claimed(len(sentence))
+    for (pattern, action), cue in zip(_STATE, _STATE_CUES, strict=True):
+        if cue.absent(sentence, here.low):
+            continue
         for m in pattern.finditer(sentence):
-            if any(a <= m.start() < b for _, (a, b) in found) or not _mine(sentence, m.start()):
+            if claimed.holds(m.start()) or not here.mine(m.start()):
                 continue
             group = next((g for g in m.groupdict() if m.group(g) is not None), None)
             if group is None:
                 obj, end = "", m.end()
             elif m.end(group) < m.end():  # bounded by the pattern ("put X on hold")
-                obj, end = _object(sentence[: m.end(group)], m.start(group))
+                obj, end = here.object(m.start(group), m.end(group))
             else:
-                obj, end = _object(sentence, m.start(group))
+                obj, end = here.object(m.start(group))
             obj = re.sub(r"了$", "", obj)
             obj = re.sub(r"^(?:the|my|our|on|that|this)\s+", "", obj, flags=re.I)
             if _PRONOUN_ONLY.match(obj):
                 obj = ""
             signal = GoalSignal(
-                action=action, kind="goal", statement=obj, quote=sentence, domain=domain_of(obj)
+                action=action,
+                kind="goal",
+                statement=obj,
+                quote=sentence,
+                domain=_known(known, "d" + obj, domain_of, obj),
             )
-            found.append((signal, (m.start(), max(end, m.end()))))
+            span = (m.start(), max(end, m.end()))
+            found.append((signal, span))
+            claimed.take(*span)
     found.sort(key=lambda f: f[1][0])
     return found
