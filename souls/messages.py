@@ -25,6 +25,7 @@ __all__ = [
     "Context",
     "Crash",
     "Decay",
+    "Embedded",
     "Export",
     "Extracted",
     "Forget",
@@ -332,6 +333,11 @@ class Extracted(msgspec.Struct, frozen=True, tag="extracted"):
     extraction.py). No reply; never sent from outside the soul."""
 
 
+class Embedded(msgspec.Struct, frozen=True, tag="embedded"):
+    """Mail a soul's embedder sends it: vectors are ready to write (souls/actor/
+    embedding.py). No reply; never sent from outside the soul."""
+
+
 class LastRuns(msgspec.Struct, frozen=True, tag="last_runs"):
     """When each scheduled job last ran for this soul. Reply: ``dict[str, float]``."""
 
@@ -353,6 +359,7 @@ Message = (
     | Wakeup
     | LastRuns
     | Extracted
+    | Embedded
     | Ping
     | Forget
     | Export

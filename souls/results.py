@@ -210,3 +210,6 @@ class SoulStats(msgspec.Struct, frozen=True):
     last_surprise: float | None
     # The LLM extractor's figures (souls/actor/extraction.py); empty without one.
     extraction: dict[str, int] = msgspec.field(default_factory=dict)
+    # The embedder's figures (souls/actor/embedding.py): backlog, embedded, failures, ms
+    # per batch...; empty with [embedding] provider = "none".
+    embedding: dict[str, object] = msgspec.field(default_factory=dict)

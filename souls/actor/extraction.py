@@ -28,8 +28,8 @@ floor). Invariants a caller may rely on:
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 import anyio
@@ -37,6 +37,7 @@ import anyio.abc
 import msgspec
 import structlog
 
+from souls.actor.beside import beside
 from souls.actor.clock import Clock
 from souls.actor.mailbox import Mailbox
 from souls.config import SoulConfig
@@ -125,24 +126,10 @@ class Extraction:
         if self._backlog:
             self._wake.set()
 
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
+    def running(self) -> AbstractAsyncContextManager[None]:
         """Run the worker while the body runs (the soul's turns); the body's exception
-        leaves as itself, not in a group."""
-        if not self.enabled:
-            yield
-            return
-        try:
-            async with anyio.create_task_group() as tg:
-                await tg.start(self.run)
-                try:
-                    yield
-                finally:
-                    tg.cancel_scope.cancel()
-        except BaseExceptionGroup as group:
-            if len(group.exceptions) == 1:
-                raise group.exceptions[0] from None
-            raise
+        leaves as itself, not in a group (:func:`souls.actor.beside.beside`)."""
+        return beside(self.run) if self.enabled else beside()
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED

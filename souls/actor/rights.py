@@ -175,6 +175,8 @@ class DataRights:
                 await db.executemany("DELETE FROM memory_fts WHERE rowid = ?", memories)
                 await db.executemany("DELETE FROM memory_sources WHERE memory_id = ?", memories)
                 await db.executemany("DELETE FROM memory_sources WHERE event_id = ?", events)
+                # Its embedding goes with it (the foreign key cascades too).
+                await db.executemany("DELETE FROM memory_vectors WHERE memory_id = ?", memories)
                 await db.executemany("DELETE FROM memories WHERE id = ?", memories)
                 await db.executemany("DELETE FROM events WHERE id = ?", events)
                 await neighbours.refresh(db, places, self._store.context_turns)

@@ -47,8 +47,9 @@ from souls.actor.brain import Brain
 from souls.actor.clock import Clock
 from souls.actor.cognition import Emit, Mind
 from souls.actor.deck import Deck
+from souls.actor.embedding import Embedding
 from souls.actor.extraction import Extraction
-from souls.actor.ingest import Ingest, tally
+from souls.actor.ingest import Ingest, Offer, tally
 from souls.actor.knowing import KNOWING, Knowing
 from souls.actor.mailbox import Envelope, Mailbox
 from souls.actor.metrics import LatencyWindow
@@ -71,6 +72,7 @@ from souls.messages import (
     Context,
     Crash,
     Decay,
+    Embedded,
     Export,
     Extracted,
     Forget,
@@ -102,7 +104,7 @@ from souls.results import (
     TasksResult,
 )
 from souls.store.changes import Changes
-from souls.store.store import Store
+from souls.store.store import NewEvent, Store
 from supervisor.errors import (
     DiskFull,
     InjectedFault,
@@ -115,7 +117,7 @@ from supervisor.tree import shielded_cleanup
 __all__ = ["Soul"]
 
 # Mail that does not keep a soul awake: what the scheduler and health checks send.
-_HOUSEKEEPING = (Decay, Weekly, Homeostasis, Wakeup, LastRuns, SyncTasks, Ping, Extracted)
+_HOUSEKEEPING = (Decay, Weekly, Homeostasis, Wakeup, LastRuns, SyncTasks, Ping, Extracted, Embedded)
 # Requests whose texts the field screen does not read here: events pass the whole
 # gate one by one in intake (an import refuses only its bad lines), and a forget's
 # ref or pattern is never stored and must reach a secret stored before a rule knew it.
@@ -157,6 +159,7 @@ class Soul:
         self._deck: Deck | None = None
         self._knowing: Knowing | None = None
         self._extraction: Extraction | None = None
+        self._embedding: Embedding | None = None
         # Derived-state changes of the turn in progress, committed once per turn.
         self._changes = Changes()
         # What the turn is handling right now: what a crash is blamed on.
@@ -191,6 +194,7 @@ class Soul:
         extraction = self._extraction = Extraction(
             self.config, self._clock, store=store, entries=knowledge.entries, mailbox=mailbox
         )
+        embedding = self._embedding = Embedding(self.config.embedding, store=store, mailbox=mailbox)
         self._ingest = Ingest(
             self.config,
             self._clock,
@@ -203,7 +207,7 @@ class Soul:
             mailbox=mailbox,
             committed=self._committed,
             emit=self._emit,
-            offer=extraction.offer,
+            offer=_offers(extraction, embedding),
         )
         self._recollection = Recollection(
             self.name,
@@ -233,9 +237,10 @@ class Soul:
             await mind.load()
             await knowledge.load()
             await persons.load()
+            await embedding.load()
             task_status.started()
             active = anyio.current_time() if active_at is None else active_at
-            async with extraction.running():
+            async with extraction.running(), embedding.running():
                 while True:
                     try:
                         batch = await self._next_batch(mailbox, active)
@@ -272,7 +277,7 @@ class Soul:
         finally:
             self._store = self._mind = self._agenda = self._cards = self._knowledge = None
             self._ingest = self._recollection = self._deck = self._knowing = None
-            self._extraction = None
+            self._extraction = self._embedding = None
             with anyio.CancelScope(shield=True):
                 await mind.aclose()
                 await store.close()
@@ -483,6 +488,9 @@ class Soul:
                 case Extracted():
                     await self._running(self._extraction).apply()
                     result = None
+                case Embedded():
+                    await self._running(self._embedding).apply()
+                    result = None
                 case Forget(ref=ref, match=match, before=before, everything=everything):
                     result = await self._forget(ref, match, before, everything)
                 case Export(cursor=cursor):
@@ -599,6 +607,7 @@ class Soul:
             recalls=self._recall_latency.count,
             last_surprise=self._require_mind().last_surprise,
             extraction=self._running(self._extraction).statistics(),
+            embedding=self._running(self._embedding).statistics(),
             **await self._require_mind().table_counts(),
         )
 
@@ -621,6 +630,7 @@ class Soul:
         mind.forget_caches()
         await mind.load()
         await self._require_knowledge().load()
+        await self._running(self._embedding).forgotten()
         self._log.info("soul.forgot", **msgspec.structs.asdict(result))
         return result
 
@@ -664,6 +674,16 @@ class Soul:
 
     def _require_deck(self) -> Deck:
         return self._running(self._deck)
+
+
+def _offers(extraction: Extraction, embedding: Embedding) -> Offer:
+    """What ingest offers each transaction's stored events to: both background workers."""
+
+    def offer(ids: Sequence[int], events: Sequence[NewEvent]) -> None:
+        extraction.offer(ids, events)
+        embedding.offer(ids, events)
+
+    return offer
 
 
 def _ignore(kind: str, payload: dict[str, object]) -> None:

@@ -407,4 +407,18 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX unspoken_event ON unspoken (event_id);
         """,
     ),
+    (
+        "0016_memory_vectors",
+        """
+        -- A memory's embedding (souls/embed, souls/actor/embedding.py): unit float32,
+        -- little-endian, as a BLOB (souls/embed/vectors.py says why), and the model that
+        -- made it: a vector of another model is stale and made again. Derived: it goes
+        -- with its memory (forget) and is remade from the memory's text.
+        CREATE TABLE memory_vectors (
+            memory_id INTEGER PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+            model     TEXT NOT NULL,
+            vector    BLOB NOT NULL
+        ) STRICT;
+        """,
+    ),
 )

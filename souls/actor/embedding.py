@@ -1,0 +1,371 @@
+"""Embedding: a soul's memories made into vectors, beside its turns (DESIGN §3.12).
+
+    ingest commits ─offer─▶ backlog ─worker─▶ embedder ─▶ ready ─Embedded─▶ apply
+    start, and whenever the backlog empties: memories without a vector ─▶ backlog
+
+With ``[embedding] provider`` set, every memory gets the vector of its text. The same
+shape as the LLM extractor's (souls/actor/extraction.py), and the same invariants:
+
+* Never on the ack path: :meth:`Embedding.offer` never waits; the embedder is called by
+  :meth:`Embedding.run`, a worker of the soul's own (:func:`souls.actor.beside.beside`).
+* Bounded: the backlog by count and by bytes of text (``[embedding] backlog``,
+  ``backlog_bytes``), the vectors not yet written (``_READY`` batches; the worker waits),
+  an answer by ``max_answer_bytes``. What finds the backlog full is not lost: it has no
+  vector in the database, and is caught up once the backlog empties (as at start).
+* The soul is the only writer: the worker mails it ``Embedded`` (housekeeping) and the
+  soul, in a turn, writes the vectors (:meth:`Embedding.apply`), only of memories that
+  still exist. ``forget`` deletes vectors with their memories, in its transaction.
+* A provider that fails costs nothing but a count: one log line when it starts failing
+  (and one when it is back), the batch is retried after ``retry_after`` seconds, and
+  meanwhile recall is lexical. Nothing here ever fails a push or a recall.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections import Counter, deque
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+
+import anyio
+import anyio.abc
+import structlog
+
+from souls.actor.beside import beside
+from souls.actor.mailbox import Mailbox
+from souls.embed.client import Embedder, EmbedError, embedder
+from souls.embed.config import EmbeddingConfig
+from souls.embed.vectors import VectorIndex, pack, unpack
+from souls.messages import Embedded, Message
+from souls.store.store import NewEvent, Store
+from supervisor.errors import SoupdError
+
+__all__ = ["Embedding"]
+
+# Batches whose vectors wait for the soul at most; then the worker waits for it.
+_READY = 8
+# The most of a memory's text sent to the embedder (models read a few hundred tokens).
+_MAX_TEXT = 8000
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    # The memory, or (offered by ingest, before its id is read) its event's observation.
+    memory_id: int | None
+    event_id: int | None
+    text: str
+
+    @property
+    def size(self) -> int:
+        return len(self.text.encode())
+
+
+class Embedding:
+    """The embedder of one soul incarnation, built once its store is open."""
+
+    def __init__(
+        self,
+        config: EmbeddingConfig,
+        *,
+        store: Store,
+        mailbox: Mailbox[Message],
+        provider: Embedder | None = None,
+    ) -> None:
+        self._config = config
+        self.enabled = config.enabled
+        self._store = store
+        self._mailbox = mailbox
+        self._provider = provider
+        self.model = f"{config.provider}:{config.model}"
+        self.index = VectorIndex(self.model, config.dimensions)
+        self._backlog: deque[_Job] = deque()
+        self._bytes = 0
+        self._ready: deque[tuple[list[_Job], list[array[float]]]] = deque()
+        self._wake = anyio.Event()
+        self._room = anyio.Event()
+        self._nudged = False
+        self._behind = False  # memories may lack a vector beyond those queued
+        self._failing_since: float | None = None
+        self._counts: Counter[str] = Counter()
+        self._batch_seconds = 0.0
+        self._query_seconds = 0.0  # waiting for the queries' vectors
+        self._search_seconds = 0.0  # comparing them with the memories'
+        self._log = structlog.get_logger("soupd.embedding")
+
+    def _embedder(self) -> Embedder:
+        if self._provider is None:
+            made = embedder(self._config)
+            assert made is not None  # enabled: a provider is configured
+            self._provider = made
+        return self._provider
+
+    async def load(self) -> None:
+        """Read the stored vectors of this model, and queue the memories without one
+        (at start; in the soul's task, before its turns)."""
+        if not self.enabled:
+            return
+        rows = await self._store.db.execute_fetchall(
+            "SELECT v.memory_id, v.vector FROM memory_vectors AS v"
+            " JOIN memories AS m ON m.id = v.memory_id"
+            " WHERE v.model = ? AND m.hidden_at IS NULL",
+            (self.model,),
+        )
+        for memory_id, blob in rows:
+            vector = unpack(blob)
+            if self.index.dimensions is None:
+                self.index.dimensions = len(vector)
+            if len(vector) == self.index.dimensions:
+                self.index.put(memory_id, vector)
+        await self._catch_up()
+
+    async def _catch_up(self) -> None:
+        """Queue visible memories without a vector of this model, as many as fit."""
+        self._behind = False
+        after = 0
+        while True:
+            rows = list(
+                await self._store.db.execute_fetchall(
+                    "SELECT m.id, m.text FROM memories AS m"
+                    " LEFT JOIN memory_vectors AS v ON v.memory_id = m.id AND v.model = ?"
+                    " WHERE v.memory_id IS NULL AND m.hidden_at IS NULL AND m.id > ?"
+                    " ORDER BY m.id LIMIT 512",
+                    (self.model, after),
+                )
+            )
+            for memory_id, text in rows:
+                if not self._queue(_Job(memory_id, None, text[:_MAX_TEXT])):
+                    self._behind = True
+                    return
+            if len(rows) < 512:
+                return
+            after = rows[-1][0]
+
+    def _queue(self, job: _Job) -> bool:
+        config = self._config
+        if len(self._backlog) >= config.backlog or self._bytes + job.size > config.backlog_bytes:
+            return False
+        self._backlog.append(job)
+        self._bytes += job.size
+        self._wake.set()
+        return True
+
+    def offer(self, ids: Sequence[int], events: Sequence[NewEvent]) -> None:
+        """Queue the observations of the events a transaction just stored (``ids``
+        theirs, in order); never waits. What finds the backlog full is caught up later."""
+        if not self.enabled:
+            return
+        for event_id, event in zip(ids, events, strict=True):
+            if event.text.strip() and not self._queue(_Job(None, event_id, event.text[:_MAX_TEXT])):
+                self._counts["deferred"] += 1
+                self._behind = True
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        """Run the worker while the body runs (the soul's turns)."""
+        return beside(self.run) if self.enabled else beside()
+
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """The worker: embed the backlog batch by batch, hand the vectors to the soul.
+        Returns only by cancellation, or when the mailbox closed."""
+        provider = self._embedder()
+        task_status.started()
+        try:
+            while True:
+                while not self._backlog:
+                    self._wake = anyio.Event()
+                    await self._wake.wait()
+                while len(self._ready) >= _READY:
+                    self._room = anyio.Event()
+                    await self._room.wait()
+                size = min(self._config.batch, len(self._backlog))
+                jobs = [self._backlog.popleft() for _ in range(size)]
+                self._bytes -= sum(job.size for job in jobs)
+                vectors = await self._embed(provider, jobs)
+                if vectors is None:
+                    # Back at the front, as they were: retried after a pause.
+                    self._backlog.extendleft(reversed(jobs))
+                    self._bytes += sum(job.size for job in jobs)
+                    await anyio.sleep(self._config.retry_after)
+                    continue
+                self._ready.append((jobs, vectors))
+                if not self._nudged:
+                    self._nudged = True
+                    try:
+                        await self._mailbox.tell(Embedded())
+                    except SoupdError:
+                        return  # the mailbox closed: the soul is going away
+        finally:
+            with anyio.CancelScope(shield=True):
+                await provider.aclose()
+
+    async def _embed(self, provider: Embedder, jobs: list[_Job]) -> list[array[float]] | None:
+        started = time.perf_counter()
+        try:
+            vectors = await provider.embed([j.text for j in jobs], seconds=self._config.timeout)
+        except EmbedError as error:
+            self._failed(error, "batch")
+            return None
+        self._counts["batches"] += 1
+        self._batch_seconds += time.perf_counter() - started
+        self._recovered()
+        return vectors
+
+    def _failed(self, error: EmbedError, what: str) -> None:
+        self._counts["failures"] += 1
+        if self._failing_since is None:
+            self._failing_since = time.monotonic()
+            self._log.warning(
+                "embedding.failed", what=what, error=error.message, fallback="lexical recall"
+            )
+
+    def _recovered(self) -> None:
+        if self._failing_since is not None:
+            self._failing_since = None
+            self._log.info("embedding.recovered")
+
+    async def query(self, text: str) -> array[float] | None:
+        """The vector of a recall's query, within ``query_timeout``; None (a lexical
+        recall) when embedding is off, nothing is embedded yet, or the provider fails —
+        while it fails, it is asked again only every ``retry_after`` seconds."""
+        if not self.enabled or not len(self.index) or not text.strip():
+            return None
+        if self._failing_since is not None and (
+            time.monotonic() - self._failing_since < self._config.retry_after
+        ):
+            self._counts["queries_lexical"] += 1
+            return None
+        started = time.perf_counter()
+        try:
+            vectors = await self._embedder().embed(
+                [text[:_MAX_TEXT]], seconds=self._config.query_timeout
+            )
+        except EmbedError as error:
+            self._failed(error, "query")
+            self._counts["queries_lexical"] += 1
+            return None
+        finally:
+            self._query_seconds += time.perf_counter() - started
+        self._recovered()
+        self._counts["queries"] += 1
+        if self.index.dimensions is None:
+            self.index.dimensions = len(vectors[0])
+        return vectors[0]
+
+    async def similar(self, text: str, n: int) -> dict[int, float] | None:
+        """The ``n`` memories nearest to the query ``text`` with their cosine; None for
+        a lexical recall (see :meth:`query`)."""
+        vector = await self.query(text)
+        if vector is None:
+            return None
+        started = time.perf_counter()
+        found = self.index.nearest(vector, n)
+        self._search_seconds += time.perf_counter() - started
+        return found
+
+    async def apply(self) -> None:
+        """Write the vectors the worker made (called by the soul, in a turn), then queue
+        what waited in the database if the backlog has room again."""
+        self._nudged = False
+        while self._ready:
+            jobs, vectors = self._ready.popleft()
+            self._room.set()
+            await self._write(jobs, vectors)
+        if self._behind and not self._backlog:
+            await self._catch_up()
+
+    async def _write(self, jobs: list[_Job], vectors: list[array[float]]) -> None:
+        by_event = [job.event_id for job in jobs if job.memory_id is None]
+        memory_of: dict[int, int] = {}
+        kept: list[tuple[int, array[float]]] = []
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as db:
+                if by_event:
+                    marks = ",".join("?" * len(by_event))
+                    rows = await db.execute_fetchall(
+                        "SELECT event_id, id FROM memories WHERE kind = 'observation'"
+                        f" AND event_id IN ({marks})",
+                        by_event,
+                    )
+                    memory_of = {event_id: memory_id for event_id, memory_id in rows}
+                wanted = [
+                    (
+                        memory_of.get(job.event_id or 0)
+                        if job.memory_id is None
+                        else job.memory_id,
+                        v,
+                    )
+                    for job, v in zip(jobs, vectors, strict=True)
+                ]
+                ids = [m for m, _ in wanted if m is not None]
+                marks = ",".join("?" * len(ids))
+                alive = (
+                    {
+                        row[0]
+                        for row in await db.execute_fetchall(
+                            f"SELECT id FROM memories WHERE id IN ({marks})", ids
+                        )
+                    }
+                    if ids
+                    else set()
+                )
+                kept = [(m, v) for m, v in wanted if m is not None and m in alive]
+                await db.executemany(
+                    "INSERT OR REPLACE INTO memory_vectors (memory_id, model, vector)"
+                    " VALUES (?, ?, ?)",
+                    [(m, self.model, pack(v)) for m, v in kept],
+                )
+        for memory_id, vector in kept:
+            if self.index.dimensions is None:
+                self.index.dimensions = len(vector)
+            self.index.put(memory_id, vector)
+        self._counts["embedded"] += len(kept)
+        self._counts["gone"] += len(jobs) - len(kept)
+
+    async def forgotten(self) -> None:
+        """Drop from the index the vectors ``forget`` deleted (with their memories)."""
+        if not self.enabled or not len(self.index):
+            return
+        rows = await self._store.db.execute_fetchall("SELECT memory_id FROM memory_vectors")
+        alive = {row[0] for row in rows}
+        self.index.drop([m for m in list(self.index.ids()) if m not in alive])
+
+    def statistics(self) -> dict[str, object]:
+        """What ``soupd stats`` shows under ``embedding`` (since the soul started):
+        ``model``, ``state`` ("ok" or "failing": recall is lexical meanwhile),
+        ``backlog`` / ``backlog_bytes`` waiting, ``ready`` (made, not yet written),
+        ``vectors`` (in the index), ``embedded`` (written), ``batches``, ``failures``,
+        ``ms_per_batch``, ``deferred`` (found the backlog full: caught up later),
+        ``gone`` (the memory was forgotten first), ``queries`` (recalls with a query
+        vector) and ``queries_lexical`` (without, the provider failing), ``ms_per_query``
+        (waiting for a query's vector) and ``ms_per_search`` (the nearest memories,
+        apart from the rest of the recall). Empty with
+        ``provider = "none"``."""
+        if not self.enabled:
+            return {}
+        batches = self._counts["batches"]
+        stats: dict[str, object] = {
+            "model": self.model,
+            "state": "ok" if self._failing_since is None else "failing",
+            "backlog": len(self._backlog),
+            "backlog_bytes": self._bytes,
+            "ready": sum(len(jobs) for jobs, _ in self._ready),
+            "vectors": len(self.index),
+            "ms_per_batch": round(1000 * self._batch_seconds / batches, 3) if batches else 0.0,
+        }
+        queries = self._counts["queries"]
+        stats["ms_per_query"] = round(1000 * self._query_seconds / queries, 3) if queries else 0.0
+        stats["ms_per_search"] = round(1000 * self._search_seconds / queries, 3) if queries else 0.0
+        for key in (
+            "embedded",
+            "batches",
+            "failures",
+            "deferred",
+            "gone",
+            "queries",
+            "queries_lexical",
+        ):
+            stats[key] = self._counts[key]
+        return stats
