@@ -94,6 +94,9 @@ class Explanation(msgspec.Struct, frozen=True, omit_defaults=True):
     lexical: float = 0.0
     # The part of ``lexical`` owed to other forms of the query's words (fail, failure).
     related: float = 0.0
+    # With [embedding] on: the cosine of its embedding with the query's (the semantic
+    # part of its relevance, see [recall] dense_weight); None without one.
+    dense: float | None = None
     # What breaks a near-tie: its salience, and when it was said (Unix seconds).
     salience: float | None = None
     when: float | None = None

@@ -258,10 +258,12 @@ class Mind:
         now: float | None = None,
         explain: bool = False,
         scope: Scope | None = None,
+        dense: dict[int, float] | None = None,
     ) -> Recollection:
         """Recall through every layer; fire-together, recall times and retrieval-
         induced forgetting go into ``changes``. ``now``: what relative dates in the
-        query count from (default: the wall clock). ``scope``: only memories within it."""
+        query count from (default: the wall clock). ``scope``: only memories within it.
+        ``dense``: the memories nearest to the query by embedding, with their cosine."""
         self._terms = await self._store.term_stats()  # kept current by the store
         now = time.time() if now is None else now
         if not self.config.cognition:
@@ -274,6 +276,7 @@ class Mind:
                 now=now,
                 explain=explain,
                 scope=scope,
+                dense=dense,
             )
         hebbian = self.config.hebbian
         if self._associations is None:
@@ -298,6 +301,7 @@ class Mind:
             now=now,
             explain=explain,
             scope=scope,
+            dense=dense,
         )
         # Only what really matched the query fires together (see souls.recall.recall).
         for pair in pairs(found.fired):

@@ -30,6 +30,7 @@ import structlog
 from souls.actor.brain import Brain
 from souls.actor.clock import Clock
 from souls.actor.cognition import Mind
+from souls.actor.embedding import Embedding
 from souls.actor.metrics import LatencyWindow
 from souls.config import SoulConfig
 from souls.knowledge.goals import activated, channel, goal_candidates
@@ -66,6 +67,7 @@ class Recollection:
         knowledge: Knowledge,
         brain: Brain,
         latency: LatencyWindow,
+        embedding: Embedding | None = None,
     ) -> None:
         self._name = name
         self._config = config
@@ -74,6 +76,7 @@ class Recollection:
         self._knowledge = knowledge
         self._brain = brain
         self._latency = latency
+        self._embedding = embedding
         self._log = structlog.get_logger("soupd.soul")
 
     async def recall(
@@ -91,8 +94,15 @@ class Recollection:
         session or time)."""
         limit = self._k(k)
         started = time.perf_counter()
+        dense = await self._similar(query, limit)
         found = await self._mind.recall(
-            query, limit, changes, now=self._clock.now(), explain=explain, scope=scope
+            query,
+            limit,
+            changes,
+            now=self._clock.now(),
+            explain=explain,
+            scope=scope,
+            dense=dense,
         )
         items = found.items
         if self._config.cognition and not scope:
@@ -114,6 +124,13 @@ class Recollection:
         self._latency.add(time.perf_counter() - started)
         return RecallResult(items)
 
+    async def _similar(self, query: str, k: int) -> dict[int, float] | None:
+        """The memories nearest to ``query`` by embedding (a few per result wanted), or
+        None: no embedder, nothing embedded, or it failed (a lexical recall)."""
+        if self._embedding is None:
+            return None
+        return await self._embedding.similar(query, max(3 * k, 50))
+
     async def context(
         self, query: str | None, session: str | None, changes: Changes
     ) -> ContextResult:
@@ -128,7 +145,8 @@ class Recollection:
         resonance: dict[int, float] = {}
         surfacings = self._knowledge.surfacings
         if query:
-            found = await mind.recall(query, config.recall_k, changes, now=now)
+            dense = await self._similar(query, config.recall_k)
+            found = await mind.recall(query, config.recall_k, changes, now=now, dense=dense)
             memories, created, resonance = found.items, found.created, found.resonance
         elif self._config.cognition:
             # No query: emergence over what has waited longest (DESIGN §3.5, rarity S).

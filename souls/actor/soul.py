@@ -217,6 +217,7 @@ class Soul:
             knowledge=knowledge,
             brain=self._brain,
             latency=self._recall_latency,
+            embedding=embedding,
         )
         self._deck = Deck(
             self.name,

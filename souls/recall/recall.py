@@ -97,6 +97,12 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     # with it: the more salient memory comes first, then the more recent one.
     near_tie: float = 0.15
     near_tie_coverage: float = 0.02
+    # With [embedding] on: a memory whose embedding has a cosine c above dense_floor with
+    # the query's gains dense_weight * (c - dense_floor) / (1 - dense_floor) of what its
+    # lexical relevance leaves to 1 (never more than 1); one with no word of the query
+    # comes on that alone. No effect without vectors.
+    dense_weight: float = 0.6
+    dense_floor: float = 0.2
 
     def __post_init__(self) -> None:
         if not 1 <= self.k <= self.max_k:
@@ -115,6 +121,8 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             raise ValueError("related_share must be in [0, 1] and near_tie in [0, 1)")
         if not 0 <= self.near_tie_coverage <= 1:
             raise ValueError("near_tie_coverage must be in [0, 1]")
+        if not 0 <= self.dense_weight <= 1 or not -1 <= self.dense_floor < 1:
+            raise ValueError("dense_weight must be in [0, 1] and dense_floor in [-1, 1)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,10 +153,15 @@ async def recall(
     now: float = 0.0,
     explain: bool = False,
     scope: Scope | None = None,
+    dense: dict[int, float] | None = None,
 ) -> Recollection:
     """The ``k`` best visible memories for ``query`` (plus associates), best first.
     ``now``: what relative dates ("yesterday") count from. ``explain``: each item says
     why it ranked. ``scope``: only memories within it (:class:`~souls.store.store.Scope`).
+    ``dense``: the memories nearest to the query by embedding, with their cosine (the
+    semantic layer); their similarity joins the relevance (``[recall] dense_weight``)
+    and brings those that hold no word of the query (``via: dense``). Without it (or
+    empty), recall is lexical, exactly as it was.
 
     Each item carries its relevance in [0, 1] (:class:`~souls.results.RecallItem`): the
     share of the query's evidence it holds — each query word weighted by how rare it
@@ -172,16 +185,19 @@ async def recall(
     asked = query_terms(query)
     terms = [term for term in asked if stats.df(term)]
     related = stats.relatives(terms, asked) if config.related_share > 0 else {}
-    if not terms and not related:
+    if not terms and not related and not dense:
         return Recollection([], [])
     measure = _Measure(stats, config, asked, related)
     cues = await Cues.read(store, query, terms, now)
     spare = hebbian.rif_competitors if hebbian else 0
-    found = await _bm25(
-        store, stats, config, [*terms, *related], measure.scale, cues, k + spare, scope
-    )
+    lexical = bool(terms or related)
+    found = _Found([], {}, {}, {})
+    if lexical:
+        found = await _bm25(
+            store, stats, config, [*terms, *related], measure.scale, cues, k + spare, scope
+        )
     whys, rows = found.whys, found.rows
-    cited = _cited(layers, terms, asked, config.summary_line_coverage, stats)
+    cited = _cited(layers, terms, asked, config.summary_line_coverage, stats) if lexical else []
     if scope and cited:
         inside = await store.within([memory_id for memory_id, _, _, _ in cited], scope)
         cited = [c for c in cited if c[0] in inside]
@@ -205,6 +221,12 @@ async def recall(
         relevance[hit.memory_id] = max(coverage[hit.memory_id], own)
     taken = {hit.memory_id for hit in pool}
     pool += [hit for hit in found.hits if hit.memory_id not in taken]
+    semantic: dict[int, float] = {}
+    if dense:
+        semantic = await _semantic(store, config, dense, scope)
+        pool += await _dense(
+            store, config.dense_weight, pool, semantic, dense, relevance, via, cache
+        )
     pool = [hit for hit in pool if round(min(relevance[hit.memory_id], 1.0), 3) > 0]
     when = found.when | {
         hit.memory_id: hit.created for hit in pool if hit.memory_id not in found.when
@@ -273,9 +295,60 @@ async def recall(
             cited,
             when,
             successors,
+            {m: ((dense or {})[m], config.dense_weight * part) for m, part in semantic.items()},
         )
     shown = {memory_id: resonance.get(memory_id, 0.0) for memory_id in seeds}
     return Recollection(items, competitors, fired, created, shown)
+
+
+async def _semantic(
+    store: Store, config: RecallConfig, dense: dict[int, float], scope: Scope | None
+) -> dict[int, float]:
+    """The semantic part of each memory near the query, in (0, 1]: its cosine above
+    ``dense_floor``, over what lies above it. Within ``scope`` only."""
+    floor = config.dense_floor
+    parts = {m: (c - floor) / (1 - floor) for m, c in dense.items() if c > floor}
+    if scope and parts:
+        inside = await store.within(list(parts), scope)
+        parts = {m: part for m, part in parts.items() if m in inside}
+    return parts
+
+
+async def _dense(
+    store: Store,
+    weight: float,
+    pool: list[Hit],
+    semantic: dict[int, float],
+    dense: dict[int, float],
+    relevance: dict[int, float],
+    via: dict[int, str],
+    cache: HitCache | None,
+) -> list[Hit]:
+    """Fuse the semantic parts into ``relevance`` (in place): a memory of ``pool``
+    gains ``dense_weight`` of a part of what it lacks to 1; one the query's words did
+    not find comes on its part alone. Returns those (visible ones), ``via`` dense."""
+    for hit in pool:
+        part = semantic.get(hit.memory_id)
+        if part:
+            relevance[hit.memory_id] = _fused(relevance[hit.memory_id], weight * part)
+    taken = {hit.memory_id for hit in pool}
+    wanted = [(m, dense[m]) for m in semantic if m not in taken]
+    fetched = await _details(store, wanted, cache)
+    out = []
+    for memory_id, cosine in wanted:
+        found = fetched.get(memory_id)
+        if found is not None:
+            out.append(replace(found, score=cosine))
+            relevance[memory_id] = _fused(0.0, weight * semantic[memory_id])
+            via[memory_id] = "dense"
+    return out
+
+
+def _fused(lexical: float, semantic: float) -> float:
+    """Lexical relevance joined by a semantic part: it fills that share of what the
+    lexical part leaves to 1, so the sum stays within [0, 1] below the cap and never
+    lowers a relevance already above it."""
+    return lexical + semantic * max(0.0, 1.0 - lexical)
 
 
 class _Measure:
@@ -596,9 +669,11 @@ async def _explained(
     cited: Collection[tuple[int, float, str, bool]],
     when: dict[int, float],
     successors: dict[int, Successor],
+    semantic: dict[int, tuple[float, float]],
 ) -> list[RecallItem]:
     """``items`` with their explanations: BM25 by term (text and context), cues, the
-    summary line or Hebbian edge that brought them, and each part of their relevance."""
+    summary line or Hebbian edge that brought them, and each part of their relevance.
+    ``semantic``: by memory, its cosine with the query and its weighted semantic part."""
     rows = await store.rows([item.id for item in items])
     missing = {item.id: Factors() for item in items if item.id not in whys}
     if missing:
@@ -640,6 +715,17 @@ async def _explained(
             + (f" x speaker {why.speaker:g}" if why.speaker != 1 else "")
             + (f" x time {why.time:g}" if why.time != 1 else "")
         ]
+        near_query = semantic.get(item.id)
+        dense = None
+        if near_query is not None:
+            cosine, part = near_query
+            dense = round(cosine, 6)
+            reasons[0] += (
+                f" + semantic {part:.3f} of what it leaves to 1 (embedding cosine {cosine:.3f}"
+                " with the query's)"
+            )
+            if item.via == "dense":
+                reasons.append("brought by its embedding alone: it holds no word of the query")
         if shares:
             listed = ", ".join(
                 f"{s.term} {s.score:.3f}"
@@ -689,6 +775,7 @@ async def _explained(
             hebbian=hebbian,
             lexical=round(lexical, 6),
             related=round(related, 6),
+            dense=dense,
             salience=salience.get(item.id),
             when=said,
             succeeds=succeeds[0] if succeeds is not None else None,

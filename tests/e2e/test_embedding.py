@@ -132,3 +132,45 @@ def test_forget_takes_the_vectors_with_the_memories(
         assert forgot["memories"] == 1
         assert [m for m, _, _ in _vectors(soupd_home, "ada")] == [1, 3, 4]
         assert _embedding(daemon, "ada")["vectors"] == 3
+
+
+ASSISTANT = [
+    "good morning! what's the weather like today",
+    "remind me to buy milk on the way home",
+    "I'm allergic to nothing but I hate celery.",
+    "Honestly I stopped eating meat last spring, feels good.",
+    "ugh, the train was late again",
+    "set a timer for 20 minutes",
+    "my laptop is so slow today",
+]
+ASKED = "is she a vegetarian?"
+
+
+def test_a_paraphrase_is_found_with_embeddings_and_explained(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    """The same conversation to a soul without embeddings and to one with: only the
+    second finds "stopped eating meat" for "is she a vegetarian?", and ``soupd recall
+    --explain`` says it came on its embedding."""
+    with fake_embedder() as (url, _):
+        soupd_home.add_soul("ada", _soul(url))
+        soupd_home.add_soul("plain")
+        daemon = start_soupd()
+        for text in ASSISTANT:
+            for soul in ("ada", "plain"):
+                assert daemon.push(soul, text, kind="dm", sender="maya")["status"] == "stored"
+        wait_for(lambda: _embedding(daemon, "ada")["embedded"] >= len(ASSISTANT), "vectors")
+        lexical = daemon.recall("plain", ASKED)
+        found = daemon.recall("ada", ASKED)
+        done = soupd_home.cli("recall", "ada", ASKED, "--explain")
+        assert _embedding(daemon, "ada")["queries"] >= 2
+    meat = ASSISTANT[3]
+    assert meat not in [item["text"] for item in lexical]
+    assert found[0]["text"] == meat
+    assert found[0]["via"] == "dense"
+    assert 0 < found[0]["relevance"] <= 1
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    (first,) = [n for n, line in enumerate(lines) if meat in line]
+    assert "semantic" in lines[first + 1]
+    assert "embedding cosine" in lines[first + 1]
