@@ -10,10 +10,13 @@ questions; session-hit@5 = share of questions with a top-5 turn from an evidence
 
 The same questions are run against bm25s (English stopwords, Snowball stemming, one
 document per turn, "speaker: text", one index per conversation) for the plain figures,
-as in the data README's table.
+as in the data README's table. ``--embedding PROVIDER[:MODEL]`` runs the souls with the
+semantic layer on (DESIGN §3.12): after each import it waits until every turn has its
+vector (they are made behind the acks), and prints the embedder's figures per soul.
 
     python bench/locomo.py --data ../shared/data/locomo/locomo10-dev.json [--json]
         [--conversations conv-26 conv-30] [--soul-toml 'cognition = false']
+        [--embedding openai:MODEL --embedding-url http://127.0.0.1:8080/v1]
 """
 
 from __future__ import annotations
@@ -198,7 +201,23 @@ def soul_name(conversation: Conversation) -> str:
     return re.sub(r"[^a-z0-9]+", "-", conversation.name.lower()).strip("-") or "conversation"
 
 
-async def run_soupd(socket_path: str, conversations: Sequence[Conversation]) -> Run:
+async def embedded(client: Client, soul: str, memories: int, limit: float = 3600.0) -> None:
+    """Wait until every memory of ``soul`` has its vector (the embedder works behind the
+    ack); fail past ``limit`` seconds, or once the provider fails with nothing embedded."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        figures = (await client.call("soul.stats", {"soul": soul}))["embedding"]
+        if figures.get("vectors", 0) >= memories:
+            return
+        if figures.get("state") == "failing" and not figures.get("vectors"):
+            raise RuntimeError(f"{soul}: the embedding provider fails: {figures}")
+        await asyncio.sleep(0.2)
+    raise RuntimeError(f"{soul}: not embedded within {limit} s")
+
+
+async def run_soupd(
+    socket_path: str, conversations: Sequence[Conversation], embedding: bool = False
+) -> Run:
     reader, writer = await asyncio.open_unix_connection(socket_path, limit=1 << 24)
     client = Client(reader, writer)
     run = Run()
@@ -222,6 +241,11 @@ async def run_soupd(socket_path: str, conversations: Sequence[Conversation]) -> 
                 )
                 if result["rejected"] or result["dropped"]:
                     print(f"{soul}: import {result}", file=sys.stderr)
+            if embedding:
+                started = time.perf_counter()
+                await embedded(client, soul, len(events))
+                took = time.perf_counter() - started
+                print(f"{soul}: {len(events)} memories embedded in {took:.1f} s", file=sys.stderr)
             for question in conversation.questions:
                 started = time.perf_counter()
                 reply = await client.call("recall", {"soul": soul, "query": question.text, "k": K})
@@ -230,6 +254,8 @@ async def run_soupd(socket_path: str, conversations: Sequence[Conversation]) -> 
                 ranking = list(dict.fromkeys(refs))
                 run.rankings.append((conversation.name, question, ranking))
             stats = await client.call("soul.stats", {"soul": soul})
+            if embedding:
+                print(f"{soul}: embedding {stats['embedding']}", file=sys.stderr)
             inside_50.append(stats["recall_p50_ms"])
             inside_95.append(stats["recall_p95_ms"])
     finally:
@@ -337,16 +363,43 @@ def main() -> None:
     parser.add_argument(
         "--soul-toml", default="", metavar="TOML", help="each soul's TOML (default: empty)"
     )
+    parser.add_argument(
+        "--embedding",
+        metavar="PROVIDER[:MODEL]",
+        help="run with the semantic layer on: openai:MODEL (with --embedding-url), "
+        "fastembed:MODEL or sentence-transformers:MODEL (pip install '.[semantic]')",
+    )
+    parser.add_argument(
+        "--embedding-url",
+        default="http://127.0.0.1:8080/v1",
+        metavar="URL",
+        help="base_url of the OpenAI-compatible embeddings endpoint (openai only)",
+    )
+    parser.add_argument(
+        "--embedding-key-env", metavar="NAME", help="environment variable holding its API key"
+    )
     args = parser.parse_args()
+    soul_toml = args.soul_toml
+    if args.embedding:
+        provider, _, model = args.embedding.partition(":")
+        table = {"provider": provider, "model": model}
+        if provider == "openai":
+            table["base_url"] = args.embedding_url
+        if args.embedding_key_env:
+            table["api_key_env"] = args.embedding_key_env
+        soul_toml += "\n[embedding]\n" + "".join(
+            f"{key} = {json.dumps(value)}\n" for key, value in table.items()
+        )
     conversations = load(args.data)
     if args.conversations:
         wanted = set(args.conversations)
         conversations = [c for c in conversations if c.name in wanted]
         if not conversations:
             parser.error("none of those conversations is in the file")
-    souls = {soul_name(c): args.soul_toml for c in conversations}
+    souls = {soul_name(c): soul_toml for c in conversations}
     with running_daemon(souls) as daemon:
-        ours = figures(asyncio.run(run_soupd(str(daemon.socket), conversations)))
+        run = run_soupd(str(daemon.socket), conversations, embedding=bool(args.embedding))
+        ours = figures(asyncio.run(run))
     plain = run_bm25s(conversations)
     theirs = figures(plain) if plain is not None else None
     if args.json:
