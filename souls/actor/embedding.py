@@ -324,6 +324,22 @@ class Embedding:
         self._counts["embedded"] += len(kept)
         self._counts["gone"] += len(jobs) - len(kept)
 
+    async def rebuild(self) -> int:
+        """Drop every stored vector and make them again, in the background (``soupd
+        rebuild``: the vectors are derived state, like the index). Returns how many
+        were dropped."""
+        if not self.enabled:
+            return 0
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as db:
+                cursor = await db.execute("DELETE FROM memory_vectors")
+        self.index = VectorIndex(self.model, self._config.dimensions)
+        self._backlog.clear()
+        self._bytes = 0
+        self._counts["rebuilt"] += 1
+        await self._catch_up()
+        return max(cursor.rowcount, 0)
+
     async def forgotten(self) -> None:
         """Drop from the index the vectors ``forget`` deleted (with their memories)."""
         if not self.enabled or not len(self.index):
@@ -338,7 +354,8 @@ class Embedding:
         ``backlog`` / ``backlog_bytes`` waiting, ``ready`` (made, not yet written),
         ``vectors`` (in the index), ``embedded`` (written), ``batches``, ``failures``,
         ``ms_per_batch``, ``deferred`` (found the backlog full: caught up later),
-        ``gone`` (the memory was forgotten first), ``queries`` (recalls with a query
+        ``gone`` (the memory was forgotten first), ``rebuilt`` (times ``rebuild`` made
+        them all again), ``queries`` (recalls with a query
         vector) and ``queries_lexical`` (without, the provider failing), ``ms_per_query``
         (waiting for a query's vector) and ``ms_per_search`` (the nearest memories,
         apart from the rest of the recall). Empty with
@@ -364,6 +381,7 @@ class Embedding:
             "failures",
             "deferred",
             "gone",
+            "rebuilt",
             "queries",
             "queries_lexical",
         ):

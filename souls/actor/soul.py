@@ -515,6 +515,7 @@ class Soul:
                 case Rebuild():
                     await self._commit_changes()
                     rebuilt = await self._rights().rebuild(self._clock.now())
+                    await self._running(self._embedding).rebuild()
                     files = await self._require_cards().restore()
                     result = msgspec.structs.replace(rebuilt, card_files=files)
                     await self._require_mind().load()
