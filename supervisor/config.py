@@ -370,6 +370,12 @@ def _read_soul(path: Path) -> SoulConfig:
     config = read_toml(path, SoulConfig)
     if config.brain_dir is not None:
         expand(path, "brain_dir", config.brain_dir)
+    try:
+        # The soul's own times follow soupd.toml's format: checked here, as the daemon's
+        # are, so a bad one is this file's error (never a crash when jobs are scheduled).
+        ScheduleConfig().merged(config.schedule)
+    except ValueError as exc:
+        raise ConfigError(str(path), "schedule", str(exc)) from None
     return config
 
 

@@ -319,3 +319,26 @@ def test_check_file_tells_soul_files_from_daemon_files(home: Home) -> None:
     assert caught.value.key == "recall.max"
     with pytest.raises(ConfigError, match="invalid"):
         check_file(home.soul("..x"))
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('[schedule]\ndecay = "S03:00"\n', "decay 'S03:00' is not a time of day"),
+        ('[schedule]\nweekly = "25:00"\n', "weekly '25:00' is not a time of day"),
+        ('[schedule]\ntimezone = "Mars/Olympus"\n', "not a known IANA zone"),
+    ],
+)
+def test_a_souls_own_schedule_is_checked_like_the_daemons(
+    home: Home, text: str, problem: str
+) -> None:
+    """A soul's [schedule] overrides are the soul file's error at load and at reload,
+    never a crash when the daemon schedules the soul's jobs."""
+    path = home.soul("alpha", text)
+    with pytest.raises(ConfigError) as caught:
+        home.load()
+    assert caught.value.path == str(path)
+    assert caught.value.key == "schedule"
+    assert problem in caught.value.message
+    with pytest.raises(ConfigError):
+        check_file(path)
