@@ -30,6 +30,7 @@ the requests on its knowledge and persons (:class:`~souls.actor.knowing.Knowing`
 
 from __future__ import annotations
 
+import errno
 import math
 import time
 from collections import Counter
@@ -412,7 +413,12 @@ class Soul:
             await self._commit_changes()
             if result.changed:
                 await self._require_deck().crystallise(mind.summary.text)
+        except DiskFull:
+            raise  # the turn's disk-full path: the soul stays up and says so
         except (OSError, SoupdError) as error:
+            if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+                # MEMORY.md or a card's file: the same full disk as a database write.
+                raise DiskFull(error.filename or self._brain.root) from None
             self._log.error("soul.reflect_failed", reason=reason, error=str(error))
             raise SoulUnavailable(
                 f"soul {self.name!r} could not reflect ({error}); see the daemon log"
@@ -425,6 +431,15 @@ class Soul:
         try:
             await self._reflect(reason)
         except SoulUnavailable:
+            return False
+        except DiskFull as full:
+            # The events are committed; the reflect that followed them was not. What the
+            # mind already holds of it is read back from the database.
+            self._log.warning("soul.reflect_disk_full", path=full.path)
+            self._changes = Changes()
+            mind = self._require_mind()
+            mind.forget_caches()
+            await mind.load()
             return False
         return True
 
@@ -523,6 +538,8 @@ class Soul:
                     result = await self._require_knowing().handle(message)
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
+        except DiskFull:
+            raise  # failed, and the turn's rest redelivered, by the run loop's disk-full path
         except SoupdError as error:
             envelope.done = True
             if reply is not None:
