@@ -152,7 +152,9 @@ class Daemon:
                 async with anyio.create_task_group() as tg:
                     await tg.start(root.run)
                     if self.settings.daemon.reload.watch:
-                        tg.start_soon(self._watch_config)
+                        # Started before "ready": a file written once the daemon says it
+                        # is ready is a change the watcher sees.
+                        await tg.start(self._watch_config)
                     _log.info(
                         "daemon.ready",
                         souls=len(self.settings.souls),
@@ -225,9 +227,13 @@ class Daemon:
                 self.notifier.stopping()
                 scope.cancel()
 
-    async def _watch_config(self) -> None:
-        """Reload when soupd.toml or a soul file changes (``[reload] watch``)."""
+    async def _watch_config(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Reload when soupd.toml or a soul file changes (``[reload] watch``); started
+        once it holds the files as they are."""
         seen = await self._config_files()
+        task_status.started()
         while True:
             await anyio.sleep(self.settings.daemon.reload.poll_seconds)
             now = await self._config_files()
