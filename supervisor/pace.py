@@ -15,8 +15,9 @@ import anyio.lowlevel
 
 __all__ = ["SLICE", "Pacer"]
 
-# How long one soul's turn may hold the loop between checkpoints, in seconds.
-SLICE = 0.002
+# How long one soul's turn may hold the loop between checkpoints, in seconds (1 ms: a
+# bystander soul waits for a few such slices per push, see bench/abuse.py).
+SLICE = 0.001
 
 
 class Pacer:
