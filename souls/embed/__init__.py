@@ -12,4 +12,4 @@ results) and :mod:`supervisor.errors`; never recall, knowledge, llm or the actor
 """
 
 # The modules other rooms may import; the rest are this room's own.
-__all__ = ["client", "config", "vectors"]
+__all__ = ["bounded", "client", "config", "vectors"]

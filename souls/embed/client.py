@@ -26,6 +26,7 @@ import anyio.to_thread
 import httpx
 import msgspec
 
+from souls.embed.bounded import post_bounded
 from souls.embed.config import EmbeddingConfig
 from souls.embed.vectors import unit
 from supervisor.errors import SoupdError
@@ -160,18 +161,13 @@ class OpenAIEmbedder:
 
     async def _post(self, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
         most = self._config.max_answer_bytes
-        async with self._http.stream("POST", self._url, content=body, headers=headers) as got:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in got.aiter_bytes():
-                size += len(chunk)
-                if size > most:
-                    raise EmbedError(
-                        f"{self.name} sent an answer over {most} bytes; check the server, or "
-                        "raise [embedding] max_answer_bytes"
-                    )
-                chunks.append(chunk)
-            return got.status_code, b"".join(chunks)
+        answered = await post_bounded(self._http, self._url, body, headers, most)
+        if answered is None:
+            raise EmbedError(
+                f"{self.name} sent an answer over {most} bytes; check the server, or "
+                "raise [embedding] max_answer_bytes"
+            )
+        return answered
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -27,6 +27,7 @@ import httpx
 import msgspec
 import structlog
 
+from souls.embed.bounded import post_bounded
 from souls.mind.reflect import Observation, Reflector
 from supervisor.errors import SoupdError
 
@@ -205,18 +206,13 @@ class ChatClient:
     async def _post(self, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
         """POST ``body``; the status and at most ``max_answer_bytes`` of the answer."""
         most = self._config.max_answer_bytes
-        async with self._http.stream("POST", self._url, content=body, headers=headers) as got:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in got.aiter_bytes():
-                size += len(chunk)
-                if size > most:
-                    raise LLMError(
-                        f"the LLM at {self._url} sent an answer over {most} bytes; check the "
-                        "server, or raise llm.max_answer_bytes"
-                    )
-                chunks.append(chunk)
-            return got.status_code, b"".join(chunks)
+        answered = await post_bounded(self._http, self._url, body, headers, most)
+        if answered is None:
+            raise LLMError(
+                f"the LLM at {self._url} sent an answer over {most} bytes; check the "
+                "server, or raise llm.max_answer_bytes"
+            )
+        return answered
 
     async def _attempt(self, body: dict[str, object]) -> ChatTurn:
         headers = {"Content-Type": "application/json"}
