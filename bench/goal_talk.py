@@ -16,15 +16,10 @@ median close the table.
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
-from _daemon import write_json
-from extraction import LONG, SHORT, ordinary, repeated
+from extraction import report
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -51,44 +46,8 @@ FRAGMENTS = [
 ]  # fmt: skip
 
 
-def best(text: str, runs: int) -> float:
-    """The fastest of ``runs`` calls, in seconds."""
-    fastest = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        read_goals(text)
-        fastest = min(fastest, time.perf_counter() - start)
-    return fastest
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--data", help="a LoCoMo file: time ordinary text too")
-    parser.add_argument("--json", help="write the figures as JSON to this file (- for stdout)")
-    args = parser.parse_args()
-    read_goals(repeated("I want to ", SHORT))  # compile the patterns
-    rows: list[dict[str, Any]] = []
-    print(f"{'fragment':38s} {'1k ms':>8s} {'8k ms':>8s} {'ratio':>6s}")
-    for fragment in FRAGMENTS:
-        a = best(repeated(fragment, SHORT), args.runs)
-        b = best(repeated(fragment, LONG), args.runs)
-        rows.append({"fragment": fragment, "ms_1k": a * 1e3, "ms_8k": b * 1e3})
-        print(f"{fragment!r:38s} {a * 1e3:8.2f} {b * 1e3:8.2f} {b / max(a, 1e-6):6.1f}")
-    eights = [row["ms_8k"] for row in rows]
-    worst = max(rows, key=lambda row: row["ms_8k"])
-    print(f"\nhostile, 8k: worst {worst['ms_8k']:.2f} ms ({worst['fragment']!r}),", end=" ")
-    print(f"median {statistics.median(eights):.2f} ms, over 10 ms: {sum(e > 10 for e in eights)}")
-    figures: dict[str, Any] = {"fragments": rows}
-    if args.data:
-        times = [best(text, args.runs) * 1e3 for text in ordinary(args.data)]
-        figures["ordinary_ms_8k"] = times
-        print(
-            f"ordinary, 8k ({len(times)} texts of LoCoMo turns): worst {max(times):.2f} ms,"
-            f" median {statistics.median(times):.2f} ms"
-        )
-    if args.json:
-        write_json(args.json, figures)
+    report(read_goals, FRAGMENTS, "I want to ", 10.0)
 
 
 if __name__ == "__main__":
