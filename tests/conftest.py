@@ -8,11 +8,15 @@ socket; the machinery lives in ``tests/e2e/harness.py``.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+import itertools
+import os
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 from e2e.harness import FAULT_INJECTION, Daemon, Home, StartSoupd
+from pgserver import PgServer, missing
 
 from souls.actor.mailbox import Mailbox
 from supervisor.errors import SoulUnavailable
@@ -56,6 +60,40 @@ def soupd(soupd_home: Home, start_soupd: StartSoupd) -> Daemon:
     soupd_home.add_soul("alpha")
     soupd_home.add_soul("beta")
     return start_soupd()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real PostgreSQL server on loopback for the whole session (tests/pgserver.py).
+    Skipped without the binaries, except in CI, where that fails the test."""
+    why = missing()
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and no PostgreSQL: {why}")
+        pytest.skip(why)
+    server = PgServer.start()
+    yield server
+    server.stop()
+
+
+_databases = itertools.count(1)
+
+
+@pytest.fixture
+async def pg_dsn(pg_server: PgServer) -> AsyncIterator[str]:
+    """The DSN of a fresh, empty database of its own for one test, dropped after it."""
+    name = f"test_{os.getpid()}_{next(_databases)}"
+    admin = await asyncpg.connect(pg_server.dsn)
+    try:
+        await admin.execute(f"CREATE DATABASE {name} TEMPLATE template0 STRATEGY FILE_COPY")
+    finally:
+        await admin.close()
+    yield pg_server.dsn_for(name)
+    admin = await asyncpg.connect(pg_server.dsn)
+    try:
+        await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    finally:
+        await admin.close()
 
 
 @pytest.fixture
