@@ -140,6 +140,9 @@ class Goal(msgspec.Struct, frozen=True, kw_only=True):
     created: float
     updated: float
     progress: tuple[GoalNote, ...] = ()  # oldest first, at most MAX_NOTES
+    # The event the goal was first read from; None when stated through goal.update. A
+    # merge keeps the first statement's event (the goal's source, not its latest word).
+    event_id: int | None = None
 
 
 class GoalChange(msgspec.Struct, frozen=True, kw_only=True):

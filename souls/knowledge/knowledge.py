@@ -99,9 +99,10 @@ class KnowledgeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
 
 
 _GOAL_COLUMNS = (
-    "id, speaker, statement, domain, priority, triggers, state, progress, created, updated"
+    "id, speaker, statement, domain, priority, triggers, state, progress, created, updated,"
+    " event_id"
 )
-_GOAL_UPSERT = f"INSERT OR REPLACE INTO goals ({_GOAL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)"
+_GOAL_UPSERT = f"INSERT OR REPLACE INTO goals ({_GOAL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
 
 
 def _goal_row(goal: Goal) -> tuple[object, ...]:
@@ -109,7 +110,18 @@ def _goal_row(goal: Goal) -> tuple[object, ...]:
         goal.id, goal.speaker, goal.statement, goal.domain, goal.priority,
         json.dumps(list(goal.triggers)), goal.state,
         msgspec.json.encode(goal.progress).decode(), goal.created, goal.updated,
+        goal.event_id,
     )  # fmt: skip
+
+
+def _sourced(change: GoalChange, event_ids: Sequence[int]) -> GoalChange:
+    """``change`` with its goal's source event resolved: a goal read from an event of
+    the batch being written holds ``-1 - offset`` until the event has its id."""
+    source = change.goal.event_id
+    if source is None or source >= 0:
+        return change
+    goal = msgspec.structs.replace(change.goal, event_id=event_ids[-1 - source])
+    return msgspec.structs.replace(change, goal=goal)
 
 
 @dataclass(slots=True)
@@ -167,6 +179,7 @@ class Plan:
             "UPDATE questions SET state = ?, resolved = ?, answer = ? WHERE id = ?",
             [(state, now, event_ids[offset], qid) for qid, state, offset in self.settled],
         )
+        self.goals = [_sourced(change, event_ids) for change in self.goals]
         await db.executemany(_GOAL_UPSERT, [_goal_row(change.goal) for change in self.goals])
 
 
@@ -334,7 +347,7 @@ class Knowledge:
         working = dict(self.goals)
         found: list[GoalChange] = []
         person: Callable[[str], str] | None = None
-        for event in events:
+        for offset, event in enumerate(events):
             await pace()
             if event.kind not in ASKING_KINDS:
                 continue
@@ -348,6 +361,15 @@ class Knowledge:
                 next_id=max(working, default=0) + 1,
                 person=person,
             )
+            # A goal this event creates comes from it: its id is known at write time.
+            changes = [
+                msgspec.structs.replace(
+                    c, goal=msgspec.structs.replace(c.goal, event_id=-1 - offset)
+                )
+                if c.outcome == "created"
+                else c
+                for c in changes
+            ]
             for change in changes:
                 working[change.goal.id] = change.goal
             found += changes
@@ -385,6 +407,7 @@ class Knowledge:
                 progress=tuple(msgspec.json.decode(r[7], type=list[GoalNote])),
                 created=r[8],
                 updated=r[9],
+                event_id=r[10],
             )
             for r in rows
         ]

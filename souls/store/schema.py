@@ -421,4 +421,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) STRICT;
         """,
     ),
+    (
+        "0017_goal_source",
+        """
+        -- The event a goal was first read from (souls/knowledge/goal_merge.py; NULL for a
+        -- goal stated through goal.update, or stored before this column): what a bench
+        -- credits the goal to, and what forget finds it by besides its words. An event
+        -- that goes leaves its goals unsourced, never dangling.
+        ALTER TABLE goals ADD COLUMN event_id INTEGER REFERENCES events (id) ON DELETE SET NULL;
+        CREATE INDEX goals_event ON goals (event_id) WHERE event_id IS NOT NULL;
+        """,
+    ),
 )

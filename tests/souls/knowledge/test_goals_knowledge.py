@@ -8,6 +8,7 @@ from pathlib import Path
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
 from souls.knowledge.knowledge import Knowledge, KnowledgeConfig
 from souls.knowledge.persons import Persons
+from souls.messages import GoalUpdate
 from souls.store.store import NewEvent, Store
 from souls.text.tokenize import fts_document
 
@@ -63,5 +64,53 @@ async def test_goals_are_written_with_their_events_and_survive_a_reload(tmp_path
         await off.load()
         await ingest(store, off, [event("My goal is to learn Spanish by next summer")])
         assert len(off.goals) == 2
+    finally:
+        await store.close()
+
+
+async def test_a_goal_read_from_talk_names_its_source_event(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "soul.db")
+    try:
+        knowledge = Knowledge(store, KnowledgeConfig(), HygieneGate(HygieneConfig()))
+        await knowledge.load()
+        await ingest(store, knowledge, [event("hi there"), event("how are you")])
+        await ingest(
+            store,
+            knowledge,
+            [
+                event("nice weather"),
+                event("My goal this year is to run a half marathon"),
+                event("我们打算明年买房"),
+            ],
+        )
+        ids = {
+            text: i for i, text in await store.db.execute_fetchall("SELECT id, text FROM events")
+        }
+        by_statement = {g.statement: g.event_id for g in knowledge.goals.values()}
+        assert by_statement == {
+            "run a half marathon (this year)": ids["My goal this year is to run a half marathon"],
+            "明年买房": ids["我们打算明年买房"],
+        }
+        # A restatement and a later state signal keep the goal's source: its first word.
+        await ingest(
+            store,
+            knowledge,
+            [event("My goal is to run a half marathon this year!"), event("I finally ran it!")],
+        )
+        run = next(g for g in knowledge.goals.values() if "marathon" in g.statement)
+        assert (run.state, run.event_id) == (
+            "achieved",
+            ids["My goal this year is to run a half marathon"],
+        )
+        rows = await store.db.execute_fetchall("SELECT statement, event_id FROM goals")
+        assert dict(rows) == {g.statement: g.event_id for g in knowledge.goals.values()}
+        again = Knowledge(store, KnowledgeConfig(), HygieneGate(HygieneConfig()))
+        await again.load()
+        assert again.goals == knowledge.goals
+        # A goal stated through goal.update has no source event.
+        stated = await knowledge.update_goal(
+            GoalUpdate(action="new", statement="learn Spanish", speaker="mel", priority=1), NOW
+        )
+        assert stated.goal.event_id is None
     finally:
         await store.close()
