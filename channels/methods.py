@@ -17,6 +17,7 @@ import msgspec
 
 from channels.protocol import decode_params
 from souls.actor.mailbox import CallbackReply, Reply
+from souls.actor.memories import MAX_PAGE, parse_cursor
 from souls.events import EventIn, event_time, with_replay_ref
 from souls.knowledge.persons import parse_identity
 from souls.messages import (
@@ -42,7 +43,11 @@ from souls.messages import (
     Judge,
     Ledger,
     Lightning,
+    MemoryDelete,
+    MemoryGet,
+    MemoryList,
     MemoryMap,
+    MemoryUpdate,
     Message,
     PersonLink,
     Persons,
@@ -85,11 +90,7 @@ class ImportParams(SoulParams, frozen=True):
     events: list[msgspec.Raw]
 
 
-class RecallParams(SoulParams, frozen=True):
-    query: str
-    k: int | None = None
-    # Each item says why it ranked (BM25 terms, neighbouring turns, cues, layer).
-    explain: bool = False
+class _Filters(SoulParams, frozen=True):
     # Only memories said by this sender (or the person linked to it), in this session,
     # of this kind, from since (inclusive) to until (exclusive): ISO 8601 or Unix seconds.
     sender: str | None = None
@@ -97,6 +98,28 @@ class RecallParams(SoulParams, frozen=True):
     kind: str | None = None
     since: float | str | None = None
     until: float | str | None = None
+
+
+class RecallParams(_Filters, frozen=True, kw_only=True):
+    query: str
+    k: int | None = None
+    # Each item says why it ranked (BM25 terms, neighbouring turns, cues, layer).
+    explain: bool = False
+
+
+class MemoryListParams(_Filters, frozen=True, kw_only=True):
+    # The next_cursor of the page before (newest first); none: the newest page.
+    cursor: str | None = None
+    limit: int = 50
+
+
+class MemoryIdParams(SoulParams, frozen=True):
+    id: int
+
+
+class MemoryUpdateParams(MemoryIdParams, frozen=True):
+    # The corrected text: stored as a new memory in the old one's place.
+    text: str
 
 
 class ContextParams(SoulParams, frozen=True):
@@ -249,6 +272,40 @@ class TaskAddParams(SoulParams, frozen=True):
     at: float | str
 
 
+def _filters(method: str, params: _Filters) -> tuple[float | None, float | None]:
+    """The since and until of ``params`` in Unix seconds, once each filter is checked."""
+    bounds: list[float | None] = []
+    for name, value in (("since", params.since), ("until", params.until)):
+        try:
+            bounds.append(None if value is None else event_time(value, 0.0))
+        except ValueError as exc:
+            said = str(exc).removeprefix("ts ")
+            raise InvalidParams(f"invalid params for {method}: {name} {said}") from None
+    since, until = bounds
+    if since is not None and until is not None and since >= until:
+        raise InvalidParams(
+            f"invalid params for {method}: since ({params.since!r}) must be before until "
+            f"({params.until!r}); until is exclusive"
+        )
+    for name, text in (
+        ("sender", params.sender),
+        ("session", params.session),
+        ("kind", params.kind),
+    ):
+        if text is not None and not text.strip():
+            raise InvalidParams(
+                f"invalid params for {method}: {name} must not be empty (leave it out to "
+                "have every one)"
+            )
+    return since, until
+
+
+def _memory_id(memory_id: int) -> int:
+    if not 1 <= memory_id < 2**63:
+        raise InvalidParams(f"memory id {memory_id} is not one; ids are whole numbers from 1")
+    return memory_id
+
+
 @dataclass(frozen=True, slots=True)
 class _Method:
     params: type[Any]
@@ -304,6 +361,10 @@ class Methods:
             "persons": _Method(SoulParams, self._persons),
             "map": _Method(MapParams, self._map),
             "memory.read": _Method(ReadParams, self._read),
+            "memory.list": _Method(MemoryListParams, self._memory_list),
+            "memory.get": _Method(MemoryIdParams, self._memory_get),
+            "memory.update": _Method(MemoryUpdateParams, self._memory_update),
+            "memory.delete": _Method(MemoryIdParams, self._memory_delete),
             "status_page": _Method(StatusPageParams, self._status_page),
             "forget": _Method(ForgetParams, self._forget),
             "export": _Method(ExportParams, self._export),
@@ -377,29 +438,7 @@ class Methods:
         self.events_received += len(events)
 
     async def _recall(self, params: RecallParams, reply: Reply) -> None:
-        bounds: list[float | None] = []
-        for name, value in (("since", params.since), ("until", params.until)):
-            try:
-                bounds.append(None if value is None else event_time(value, 0.0))
-            except ValueError as exc:
-                said = str(exc).removeprefix("ts ")
-                raise InvalidParams(f"invalid params for recall: {name} {said}") from None
-        since, until = bounds
-        if since is not None and until is not None and since >= until:
-            raise InvalidParams(
-                f"invalid params for recall: since ({params.since!r}) must be before until "
-                f"({params.until!r}); until is exclusive"
-            )
-        for name, value in (
-            ("sender", params.sender),
-            ("session", params.session),
-            ("kind", params.kind),
-        ):
-            if value is not None and not value.strip():
-                raise InvalidParams(
-                    f"invalid params for recall: {name} must not be empty (leave it out to "
-                    "recall from every one)"
-                )
+        since, until = _filters("recall", params)
         message = Recall(
             params.query,
             params.k,
@@ -411,6 +450,35 @@ class Methods:
             until=until,
         )
         await self._tell(params.soul, message, reply)
+
+    async def _memory_list(self, params: MemoryListParams, reply: Reply) -> None:
+        since, until = _filters("memory.list", params)
+        if not 1 <= params.limit <= MAX_PAGE:
+            raise InvalidParams(f"memory.list: limit must be between 1 and {MAX_PAGE}")
+        message = MemoryList(
+            parse_cursor(params.cursor),
+            params.limit,
+            sender=params.sender,
+            session=params.session,
+            kind=params.kind,
+            since=since,
+            until=until,
+        )
+        await self._tell(params.soul, message, reply)
+
+    async def _memory_get(self, params: MemoryIdParams, reply: Reply) -> None:
+        await self._tell(params.soul, MemoryGet(_memory_id(params.id)), reply)
+
+    async def _memory_update(self, params: MemoryUpdateParams, reply: Reply) -> None:
+        if not params.text.strip():
+            raise InvalidParams(
+                "memory.update needs the corrected text: text (to remove the memory, use "
+                "memory.delete)"
+            )
+        await self._tell(params.soul, MemoryUpdate(_memory_id(params.id), params.text), reply)
+
+    async def _memory_delete(self, params: MemoryIdParams, reply: Reply) -> None:
+        await self._tell(params.soul, MemoryDelete(_memory_id(params.id)), reply)
 
     async def _context(self, params: ContextParams, reply: Reply) -> None:
         await self._tell(params.soul, Context(params.query, params.session), reply)

@@ -39,7 +39,11 @@ __all__ = [
     "LastRuns",
     "Ledger",
     "Lightning",
+    "MemoryDelete",
+    "MemoryGet",
+    "MemoryList",
     "MemoryMap",
+    "MemoryUpdate",
     "Message",
     "Observe",
     "PersonLink",
@@ -311,6 +315,41 @@ class Read(msgspec.Struct, frozen=True, tag="read"):
     id: str
 
 
+class MemoryList(msgspec.Struct, frozen=True, tag="memory_list"):
+    """A page of memories, newest first: those with an id below ``cursor`` (all when
+    None), at most ``limit``, narrowed like a recall (``sender``, ``session``, ``kind``,
+    ``since`` inclusive, ``until`` exclusive, Unix seconds). Reply: ``MemoryPage``."""
+
+    cursor: int | None = None
+    limit: int = 50
+    sender: str | None = None
+    session: str | None = None
+    kind: str | None = None
+    since: float | None = None
+    until: float | None = None
+
+
+class MemoryGet(msgspec.Struct, frozen=True, tag="memory_get"):
+    """One memory by its id, hidden or not. Reply: ``MemoryItem``."""
+
+    id: int
+
+
+class MemoryUpdate(msgspec.Struct, frozen=True, tag="memory_update"):
+    """Replace memory ``id``'s text with a corrected one (see souls/actor/memories.py).
+    Reply: ``MemoryUpdated``."""
+
+    id: int
+    text: str
+
+
+class MemoryDelete(msgspec.Struct, frozen=True, tag="memory_delete"):
+    """Forget memory ``id`` and its event, as ``Forget`` by ref does. Reply:
+    ``ForgetResult``."""
+
+    id: int
+
+
 class PersonLink(msgspec.Struct, frozen=True, tag="person_link"):
     """Link ``channel``:``external`` to the person ``person`` (made when new).
     Reply: ``{"person", "identity", "moved_from", "events", "claims"}``."""
@@ -381,6 +420,10 @@ Message = (
     | Why
     | MemoryMap
     | Read
+    | MemoryList
+    | MemoryGet
+    | MemoryUpdate
+    | MemoryDelete
     | PersonLink
     | Persons
 )

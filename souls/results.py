@@ -14,6 +14,8 @@ __all__ = [
     "Explanation",
     "HomeostasisResult",
     "ImportResult",
+    "MemoryItem",
+    "MemoryPage",
     "PushResult",
     "RecallItem",
     "RecallResult",
@@ -216,3 +218,32 @@ class SoulStats(msgspec.Struct, frozen=True):
     # The embedder's figures (souls/actor/embedding.py): backlog, embedded, failures, ms
     # per batch...; empty with [embedding] provider = "none".
     embedding: dict[str, object] = msgspec.field(default_factory=dict)
+
+
+class MemoryItem(msgspec.Struct, frozen=True):
+    """One memory as ``memory.get`` and ``memory.list`` show it: its text, and the event
+    it came from (who said it, when, where)."""
+
+    id: int
+    kind: str
+    text: str
+    salience: float
+    created: float  # when it was stored, Unix seconds
+    recalls: int
+    last_recalled: float | None
+    # When decay hid it (it is no longer recalled); None while it is visible.
+    hidden_at: float | None
+    event_id: int | None
+    ref: str | None
+    sender: str | None
+    session: str | None
+    channel: str | None
+    ts: float | None  # when its event happened
+
+
+class MemoryPage(msgspec.Struct, frozen=True):
+    """A page of ``memory.list``, newest first; ``next_cursor`` asks for the next page
+    (None after the last)."""
+
+    items: list[MemoryItem]
+    next_cursor: str | None

@@ -15,6 +15,7 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     │   ├── UnknownMethod            unknown_method
     │   └── InvalidParams            invalid_params
     ├── UnknownSoul                  unknown_soul
+    ├── NotFound                     not_found
     ├── RejectedInput                hygiene.<rule>
     ├── SoulBusy                     busy
     ├── SoulUnavailable              soul_unavailable
@@ -58,6 +59,7 @@ __all__ = [
     "InjectedFault",
     "InvalidParams",
     "MalformedFrame",
+    "NotFound",
     "PeerRefused",
     "ProtocolError",
     "RejectedInput",
@@ -132,6 +134,13 @@ class UnknownSoul(SoupdError):
             f"adding souls/{name}.toml to the config directory"
         )
         self.name = name
+
+
+class NotFound(SoupdError):
+    """A soul has no item with the id asked for (a memory, say); the message says how to
+    list what there is."""
+
+    code = "not_found"
 
 
 class RejectedInput(SoupdError):

@@ -7,7 +7,8 @@ write path, from events to committed rows), :mod:`~souls.actor.recollection` (th
 path: recalled items and context blocks), :mod:`~souls.actor.deck` (cards and their
 collisions), :mod:`~souls.actor.knowing` (requests on what it knows and whom),
 :mod:`~souls.actor.agenda` (tasks with due times), :mod:`~souls.actor.rights` (forget,
-export, backup, rebuild) and :mod:`~souls.actor.cognition` (its ``Mind``: the cognitive
+export, backup, rebuild), :mod:`~souls.actor.memories` (memories by id: pages, one,
+what a correction keeps) and :mod:`~souls.actor.cognition` (its ``Mind``: the cognitive
 state carried between turns). :mod:`~souls.actor.brain` is its directory of Markdown
 files, :mod:`~souls.actor.clock` where its time comes from.
 
@@ -16,4 +17,4 @@ nothing in :mod:`souls` imports it. The supervisor hosts souls through its publi
 """
 
 # The modules other rooms may import; the rest are this room's own.
-__all__ = ["clock", "cognition", "mailbox", "soul"]
+__all__ = ["clock", "cognition", "mailbox", "memories", "soul"]

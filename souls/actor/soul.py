@@ -53,6 +53,7 @@ from souls.actor.extraction import Extraction
 from souls.actor.ingest import Ingest, Offer, tally
 from souls.actor.knowing import KNOWING, Knowing
 from souls.actor.mailbox import Envelope, Mailbox
+from souls.actor.memories import MemoryUpdated, event_of, memory_item, memory_page
 from souls.actor.metrics import LatencyWindow
 from souls.actor.recollection import Recollection, scope_of
 from souls.actor.rights import DataRights, ForgetResult
@@ -60,7 +61,7 @@ from souls.collision.cards import CardStore
 from souls.config import SoulConfig
 from souls.events import EventIn
 from souls.intake.field_screen import screen
-from souls.intake.intake import Intake
+from souls.intake.intake import Dropped, Intake
 from souls.knowledge.knowledge import Knowledge
 from souls.knowledge.persons import Persons
 from souls.messages import (
@@ -83,6 +84,10 @@ from souls.messages import (
     LastRuns,
     Ledger,
     Lightning,
+    MemoryDelete,
+    MemoryGet,
+    MemoryList,
+    MemoryUpdate,
     Message,
     Observe,
     Ping,
@@ -105,7 +110,7 @@ from souls.results import (
     TasksResult,
 )
 from souls.store.changes import Changes
-from souls.store.store import NewEvent, Store
+from souls.store.store import NewEvent, Scope, Store
 from supervisor.errors import (
     DiskFull,
     InjectedFault,
@@ -113,6 +118,7 @@ from supervisor.errors import (
     SoulUnavailable,
     SoupdError,
 )
+from supervisor.pace import Pacer
 from supervisor.tree import shielded_cleanup
 
 __all__ = ["Soul"]
@@ -509,6 +515,19 @@ class Soul:
                     result = None
                 case Forget(ref=ref, match=match, before=before, everything=everything):
                     result = await self._forget(ref, match, before, everything)
+                case MemoryList() as listing:
+                    scope = Scope(
+                        listing.sender, listing.session, listing.kind, listing.since, listing.until
+                    )
+                    store = self._require_store()
+                    result = await memory_page(store, scope, listing.cursor, listing.limit)
+                case MemoryGet(id=memory_id):
+                    result = await memory_item(self._require_store(), memory_id)
+                case MemoryDelete(id=memory_id):
+                    event_id = await event_of(self._require_store(), memory_id)
+                    result = await self._forget_events([event_id])
+                case MemoryUpdate(id=memory_id, text=text):
+                    result = await self._correct(memory_id, text)
                 case Export(cursor=cursor):
                     result = await self._export(cursor)
                 case Backup(path=path):
@@ -636,13 +655,17 @@ class Soul:
     async def _forget(
         self, ref: str | None, match: str | None, before: float | None, everything: bool
     ) -> ForgetResult:
-        await self._commit_changes()
-        self._require_knowledge().entries.invalidate()  # claims go with their events
-        rights = self._rights()
-        ids = await rights.matching_events(
+        ids = await self._rights().matching_events(
             ref=ref, match=match, before=before, everything=everything
         )
-        result, redacted = await rights.forget(ids, self._clock.now(), match=match)
+        return await self._forget_events(ids, match)
+
+    async def _forget_events(self, ids: Sequence[int], match: str | None = None) -> ForgetResult:
+        """Forget the events ``ids`` and everything derived from them (rights.forget),
+        then bring what the soul holds in memory back in step with its database."""
+        await self._commit_changes()
+        self._require_knowledge().entries.invalidate()  # claims go with their events
+        result, redacted = await self._rights().forget(ids, self._clock.now(), match=match)
         await self._require_cards().rewrite(redacted)
         # Summaries, markers and the index changed under the mind: rebuild it.
         mind = self._require_mind()
@@ -652,6 +675,55 @@ class Soul:
         await self._running(self._embedding).forgotten()
         self._log.info("soul.forgot", **msgspec.structs.asdict(result))
         return result
+
+    async def _correct(self, memory_id: int, text: str) -> MemoryUpdated:
+        """Memory ``memory_id`` said right: its event forgotten and the corrected one
+        stored in its place (see souls/actor/memories.py for why, and what it keeps).
+        Nothing changes when the gates refuse the corrected text or would drop it."""
+        store = self._require_store()
+        old = await memory_item(store, memory_id)
+        if old.event_id is None:
+            raise InvalidParams(f"memory {memory_id} has no event of its own to correct")
+        if text == old.text:
+            raise InvalidParams(f"memory {memory_id} already says that; nothing to correct")
+        ((kind, channel, sender, group, mentioned, session, ts),) = await store.db.execute_fetchall(
+            "SELECT kind, channel, sender, grp, mentioned, session, ts FROM events WHERE id = ?",
+            (old.event_id,),
+        )
+        event = EventIn(
+            text=text,
+            kind=kind,
+            channel=channel,
+            sender=sender,
+            group=group,
+            mentioned=bool(mentioned),
+            ref=old.ref,
+            ts=ts,
+            session=session,
+        )
+        mind = self._require_mind()
+        world = mind.world if self.config.cognition else None
+        verdict = await self._intake.admit(event, self._clock.now(), world, Pacer())
+        if isinstance(verdict, Dropped):
+            raise InvalidParams(
+                f"the corrected text is below the attention threshold (salience "
+                f"{verdict.salience:.2f}) and would not be stored; memory {memory_id} is "
+                "left as it was"
+            )
+        forgot = await self._forget_events([old.event_id])
+        ingest = self._require_ingest()
+        (outcome,), reason = await ingest.ingest([event], self._changes, load=self._load)
+        if isinstance(outcome, SoupdError):
+            raise outcome
+        if outcome.event_id is None:
+            raise SoulUnavailable(f"the corrected text of memory {memory_id} was not stored")
+        if reason is not None:
+            await self._reflect_safely(reason)
+        ((new_id,),) = await store.db.execute_fetchall(
+            "SELECT id FROM memories WHERE event_id = ? ORDER BY id LIMIT 1", (outcome.event_id,)
+        )
+        self._log.info("soul.memory_corrected", replaced=memory_id, memory=new_id)
+        return MemoryUpdated(new_id, outcome.event_id, memory_id, forgot)
 
     async def _export(self, cursor: str | None) -> dict[str, object]:
         try:

@@ -26,6 +26,9 @@ def register(
 ) -> None:
     def forget(args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"soul": args.soul}
+        if args.id is not None:
+            # One memory by its id (as `soupd memories` lists it): its event, forgotten.
+            return show(args, call(args, "memory.delete", {**params, "id": args.id}), _forget_text)
         for key in ("ref", "match", "before"):
             if getattr(args, key) is not None:
                 params[key] = getattr(args, key)
@@ -82,6 +85,7 @@ def register(
     p.add_argument("soul")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--ref", help="the event with this ref")
+    which.add_argument("--id", type=int, help="the memory with this id (`soupd memories`)")
     which.add_argument("--match", help="events whose text contains this (any case)")
     which.add_argument("--before", help="events before this time (ISO 8601)")
     which.add_argument("--all", action="store_true", help="every event of the soul")

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from supervisor.cli import cards, check, data, exits, knowledge, loop, tasks
+from supervisor.cli import cards, check, data, exits, knowledge, loop, memories, tasks
 from supervisor.errors import SoupdError
 
 if TYPE_CHECKING:
@@ -146,6 +146,7 @@ def _parser(as_json: bool = False) -> argparse.ArgumentParser:
     loop.register(command, _call, _print)
     tasks.register(command, _call, _print)
     data.register(command, _call, _print, _socket_path)
+    memories.register(command, _call, _print)
     check.register(command, _print, _settings)
     cards.register(command, _call, _print)
     logs = command("logs", _logs, "the daemon's latest log lines (all, or one soul's)")
