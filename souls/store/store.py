@@ -620,6 +620,47 @@ class Store:
         async with self._db.execute("SELECT name, value FROM counters") as cursor:
             return {name: value for name, value in await cursor.fetchall()}
 
+    async def migrations(self) -> list[str]:
+        """The names of the migrations applied (at open), in order."""
+        rows = await self._db.execute_fetchall("SELECT name FROM migrations ORDER BY name")
+        return [name for (name,) in rows]
+
+    async def forget(self, event_ids: Sequence[int]) -> int:
+        """Delete the events, their memories (with their index rows, vectors, sources
+        and edges), rewriting the context of the rows around them
+        (:func:`souls.store.neighbours.refresh`), in one shielded transaction; how many
+        events went. The store's part of a forget only: the full one
+        (:meth:`souls.actor.rights.DataRights.forget`) also goes through the claims,
+        cards, summaries and logs that quote them, and scrubs the file."""
+        # Here rather than at the top: the import block is another change's hunk.
+        from souls.store.neighbours import places, refresh
+
+        ids = sorted(set(event_ids))
+        if not ids:
+            return 0
+        events = [(i,) for i in ids]
+        with anyio.CancelScope(shield=True):
+            async with self.transaction() as db:
+                memories: list[tuple[int]] = []
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    sql = f"SELECT id FROM memories WHERE event_id IN ({marks})"
+                    memories += [(m,) for (m,) in await db.execute_fetchall(sql, chunk)]
+                where = await places(db, sorted(m for (m,) in memories))
+                await db.executemany("DELETE FROM edges WHERE a = ?1 OR b = ?1", memories)
+                await db.executemany("DELETE FROM memory_fts WHERE rowid = ?", memories)
+                await db.executemany("DELETE FROM memory_sources WHERE memory_id = ?", memories)
+                await db.executemany("DELETE FROM memory_sources WHERE event_id = ?", events)
+                await db.executemany("DELETE FROM memory_vectors WHERE memory_id = ?", memories)
+                await db.executemany("DELETE FROM memories WHERE id = ?", memories)
+                gone = db.total_changes
+                await db.executemany("DELETE FROM events WHERE id = ?", events)
+                gone = db.total_changes - gone
+                await refresh(db, where, self.context_turns)
+        self.drop_caches()
+        return gone
+
 
 def _scoped(match: str, context_weight: float | None) -> tuple[str, float]:
     """The MATCH expression and the context columns' weight: without a weight, the

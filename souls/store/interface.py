@@ -1,0 +1,133 @@
+"""The store interface, made explicit (DESIGN §5, issue #21): what a soul's actor needs
+of its store, so that the SQLite :class:`~souls.store.store.Store` (one database file
+per soul, the embedded default) and the PostgreSQL
+:class:`~souls.store.postgres.store.PgStore` (one shared database) sit behind the same
+calls. The soul actor remains the only writer of its soul on either.
+
+:class:`SoulStore` is narrow: append events (with the derived rows of their turn), read
+by id, search (exact FTS5 BM25 on both: :mod:`souls.store.postgres.search`), forget,
+the statistics recall ranks with, and the migrations applied. Both stores satisfy it
+(checked by mypy below, and by tests/souls/store/test_interface.py, which runs every
+test of the interface against both backends). Opening is each backend's own
+(``Store.open(path)``, ``PgStore.open(pool, soul)``): that is where they differ.
+
+The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
+``Candidate``, ``Row``, ``Origin``, ``Scope``, ``StoreCounts``,
+:class:`~souls.store.bm25.TermStats`) are shared, defined beside the SQLite store.
+
+What is NOT behind the interface yet — the remaining work of #21's first point. SQL
+that reaches the SQLite connection directly (``store.db``, or the connection handed to
+``Derived`` callbacks and ``store.transaction()``), outside souls/store/:
+
+* souls/actor/agenda.py — ``due`` (the @due wake-ups).
+* souls/actor/cognition.py — ``markers``.
+* souls/actor/deck.py — ``summaries``, ``memory_fts``/``memory_vocab`` (FTS5 directly).
+* souls/actor/embedding.py — ``memories``, ``memory_vectors`` (pgvector to come).
+* souls/actor/extraction.py — ``claims``, ``events``, ``unspoken``.
+* souls/actor/memories.py, souls/actor/soul.py — ``events``, ``memories``.
+* souls/actor/rights.py — forget (the full one: cards, claims, questions, summaries,
+  markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
+  secure_delete``, FTS5 ``optimize``, WAL checkpoint), export, backup, rebuild.
+* souls/actor/scrub.py — ``assemblies``, ``draws``, ``gaps``, ``goals``, ``soul_state``.
+* souls/collision/cards.py, collider.py, tide.py — ``cards``, ``card_*``, ``draws``,
+  ``verdicts``, ``edges``, ``memories``.
+* souls/knowledge/entries.py, knowledge.py, navigate.py, persons.py — ``claims``,
+  ``questions``, ``goals``, ``persons``, ``identities``, ``assemblies``, ``summaries``.
+* souls/mind/inner.py — ``edges``, ``markers``, ``gaps``, ``summaries``, ``soul_state``,
+  ``memories``, ``events``.
+* souls/recall/surfacing.py — ``surfaced``, ``memories``.
+* souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
+  turn's derived rows in SQLite SQL; PgStore writes counters, soul state, recalls and
+  penalties, and refuses the rest (NotImplementedError).
+* ``Store.successors`` and ``Store.echo`` (claims, cross-channel echoes) have no
+  PostgreSQL counterpart yet, so they are not in the interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from souls.store.bm25 import TermStats
+from souls.store.changes import Changes
+from souls.store.neighbours import Row
+from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts
+
+__all__ = ["SoulStore"]
+
+
+class SoulStore(Protocol):
+    """One soul's store, whichever the backend."""
+
+    # Neighbouring turns indexed each side of a new memory (souls.store.neighbours).
+    context_turns: int
+
+    async def close(self) -> None: ...
+
+    async def migrations(self) -> list[str]:
+        """The names of the migrations applied, in order (applied at open)."""
+        ...
+
+    async def append(
+        self, events: Sequence[NewEvent], changes: Changes | None = None, now: float = 0.0
+    ) -> list[int]:
+        """Append events, each with its observation memory and index row, and the
+        derived rows of ``changes``, in one transaction; the new event ids in order.
+        A ref already stored fails the whole batch (the backend's integrity error)."""
+        ...
+
+    async def flush(self, changes: Changes, now: float) -> None:
+        """Upsert derived rows alone (``changes``), in one transaction."""
+        ...
+
+    async def known_refs(self, refs: Sequence[str]) -> dict[str, tuple[int, float]]:
+        """For each ref already stored: its event id and salience (idempotency)."""
+        ...
+
+    async def forget(self, event_ids: Sequence[int]) -> int:
+        """Delete the events, their memories and index rows, rewriting their
+        neighbours' context; how many events went."""
+        ...
+
+    async def search(
+        self, match: str, limit: int, context_weight: float | None = None, *, own: str | None = None
+    ) -> list[Hit]: ...
+
+    async def candidates(
+        self,
+        match: str,
+        limit: int,
+        context_weight: float | None = None,
+        *,
+        own: str | None = None,
+        scope: Scope | None = None,
+    ) -> list[Candidate]: ...
+
+    async def within(self, memory_ids: Sequence[int], scope: Scope) -> set[int]: ...
+
+    async def hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
+        """Read by id: the visible memories named, in that order, with those scores."""
+        ...
+
+    async def rows(self, memory_ids: Sequence[int]) -> dict[int, Row]: ...
+
+    async def origins(self, memory_ids: Sequence[int]) -> dict[int, Origin]: ...
+
+    async def term_stats(self) -> TermStats: ...
+
+    async def speakers(self) -> set[str]: ...
+
+    def drop_caches(self) -> None: ...
+
+    async def counts(self) -> StoreCounts: ...
+
+    async def counters(self) -> dict[str, int]: ...
+
+
+if TYPE_CHECKING:
+    from souls.store.postgres.store import PgStore
+    from souls.store.store import Store
+
+    # Both backends satisfy the interface (mypy checks these two lines).
+    _SQLITE: type[SoulStore] = Store
+    _POSTGRES: type[SoulStore] = PgStore

@@ -1,0 +1,162 @@
+"""The PostgreSQL database's schema as an ordered list of named migrations.
+
+One database holds every soul: each row carries its soul's id (``souls.id``), and every
+key starts with it. As on SQLite (:mod:`souls.store.schema`) a migration is applied
+once, in its own transaction, and recorded by name in ``migrations``; entries are only
+ever appended. Several daemons may open the database at once: :func:`migrate` holds a
+transaction-level advisory lock while it applies, so one migrates and the others wait,
+then find nothing left to do.
+
+The full-text index is not PostgreSQL's (``tsvector``/``ts_rank`` is not BM25 and its
+parser is not soupd's): ``memory_index`` keeps each memory's tokens from
+:mod:`souls.text.tokenize` as a term array (its own text, ``terms``; its neighbouring
+turns', ``context``) under GIN indexes, and ``term_stats``/``index_stats`` the
+statistics BM25 needs, kept current by the store in the same transaction as the rows.
+"""
+
+from __future__ import annotations
+
+import time
+
+import asyncpg
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+# pg_advisory_xact_lock key of the migrations (any fixed 64-bit number).
+_MIGRATION_LOCK = 0x50_55_50_44_00_00_00_01
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_souls_events_index",
+        """
+        -- Every soul of the database. owner: the advertised address of the daemon that
+        -- holds the soul's lease (souls/store/postgres/lease.py), NULL when none does.
+        CREATE TABLE souls (
+            id          serial PRIMARY KEY,
+            name        text NOT NULL UNIQUE,
+            created     double precision NOT NULL,
+            owner       text,
+            owner_since double precision
+        );
+
+        CREATE TABLE events (
+            soul      integer NOT NULL REFERENCES souls (id),
+            id        bigint NOT NULL,
+            ref       text,                 -- idempotency key, NULL when none was given
+            kind      text NOT NULL,
+            channel   text,
+            sender    text,
+            grp       text,
+            mentioned boolean NOT NULL DEFAULT false,
+            session   text,
+            ts        double precision NOT NULL,  -- when it happened (valid time)
+            recorded  double precision NOT NULL,  -- when it was stored (transaction time)
+            salience  double precision NOT NULL,
+            text      text NOT NULL,
+            person    text,
+            PRIMARY KEY (soul, id),
+            UNIQUE (soul, ref)
+        );
+        CREATE INDEX events_ts ON events (soul, ts);
+        CREATE INDEX events_session ON events (soul, session, id);
+
+        CREATE TABLE memories (
+            soul          integer NOT NULL,
+            id            bigint NOT NULL,
+            kind          text NOT NULL,
+            event_id      bigint,
+            text          text NOT NULL,
+            salience      double precision NOT NULL,
+            created       double precision NOT NULL,
+            last_recalled double precision,
+            recalls       integer NOT NULL DEFAULT 0,
+            hidden_at     double precision,
+            surprise      double precision NOT NULL DEFAULT 0,
+            PRIMARY KEY (soul, id),
+            FOREIGN KEY (soul, event_id) REFERENCES events (soul, id)
+        );
+        CREATE INDEX memories_event ON memories (soul, event_id);
+
+        -- Visible memories only, as memory_fts on SQLite: doc, prior and later are the
+        -- tokenizer's documents (tokens joined by spaces); terms are doc's tokens,
+        -- context prior's then later's, length every token of the row.
+        CREATE EXTENSION IF NOT EXISTS btree_gin;
+        CREATE TABLE memory_index (
+            soul      integer NOT NULL,
+            memory_id bigint NOT NULL,
+            doc       text NOT NULL,
+            prior     text NOT NULL DEFAULT '',
+            later     text NOT NULL DEFAULT '',
+            terms     text[] NOT NULL,
+            context   text[] NOT NULL,
+            length    integer NOT NULL,
+            PRIMARY KEY (soul, memory_id)
+        );
+        CREATE INDEX memory_index_terms ON memory_index USING gin (soul, terms);
+        CREATE INDEX memory_index_context ON memory_index USING gin (soul, context);
+
+        -- BM25's statistics of memory_index: per term, the rows holding it in their own
+        -- text (doc_rows) and in any column (rows); per soul, rows and tokens.
+        CREATE TABLE term_stats (
+            soul     integer NOT NULL,
+            term     text NOT NULL,
+            doc_rows integer NOT NULL,
+            rows     integer NOT NULL,
+            PRIMARY KEY (soul, term)
+        );
+        CREATE TABLE index_stats (
+            soul      integer PRIMARY KEY REFERENCES souls (id),
+            documents bigint NOT NULL,
+            tokens    bigint NOT NULL
+        );
+
+        -- A term's frequency in a row as FTS5's bm25() counts it: each instance in the
+        -- own text adds 1, then each in the context adds the context's weight, one
+        -- addition at a time (the same floating-point sum, to the last bit).
+        CREATE FUNCTION soupd_tf(own integer, near integer, weight double precision)
+        RETURNS double precision LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+        DECLARE tf double precision := own;
+        BEGIN
+            FOR i IN 1..near LOOP
+                tf := tf + weight;
+            END LOOP;
+            RETURN tf;
+        END
+        $$;
+
+        CREATE TABLE counters (
+            soul  integer NOT NULL,
+            name  text NOT NULL,
+            value bigint NOT NULL,
+            PRIMARY KEY (soul, name)
+        );
+        CREATE TABLE soul_state (
+            soul  integer NOT NULL,
+            key   text NOT NULL,
+            value text NOT NULL,
+            PRIMARY KEY (soul, key)
+        );
+        """,
+    ),
+)
+
+
+async def migrate(db: asyncpg.Connection) -> list[str]:
+    """Apply the migrations not yet applied, each in its own transaction; the names
+    applied now, in order."""
+    done: list[str] = []
+    for name, sql in MIGRATIONS:
+        async with db.transaction():
+            await db.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+            await db.execute(
+                "CREATE TABLE IF NOT EXISTS migrations"
+                " (name text PRIMARY KEY, applied_at double precision NOT NULL)"
+            )
+            if await db.fetchval("SELECT 1 FROM migrations WHERE name = $1", name):
+                continue
+            await db.execute(sql)
+            await db.execute(
+                "INSERT INTO migrations (name, applied_at) VALUES ($1, $2)", name, time.time()
+            )
+            done.append(name)
+    return done

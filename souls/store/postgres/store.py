@@ -1,0 +1,696 @@
+"""One soul's store on PostgreSQL: the :class:`~souls.store.interface.SoulStore` of the
+shared database (asyncpg), beside the SQLite :class:`~souls.store.store.Store`.
+
+Invariants, as on SQLite:
+
+* One writer per soul: only the soul's actor (on the daemon holding the soul's lease,
+  :mod:`souls.store.postgres.lease`) writes its rows, so ids are handed out from
+  in-memory counters read back at open, and the term statistics are kept by the store
+  in the same transaction as the rows they count.
+* Every write is one transaction, shielded from cancellation once sent.
+* Idempotency by ref: ``(soul, ref)`` is unique; :meth:`PgStore.known_refs` finds the
+  refs already stored (intake drops those), and a batch repeating one is rolled back
+  whole (``asyncpg.UniqueViolationError``, where SQLite raises ``IntegrityError``).
+* Ranking: exact FTS5 BM25 (:mod:`souls.store.postgres.search`).
+
+Not yet on PostgreSQL (the first landing of #21): the derived tables beyond counters
+and soul state (claims, questions, summaries, edges, markers, cards, ...), so
+:class:`~souls.store.changes.Changes` may only carry counters, state, recalls and
+penalties here (anything else raises NotImplementedError, never silently dropped), and
+a memory is never ``superseded``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+import anyio
+import asyncpg
+
+from souls.store.bm25 import TermStats
+from souls.store.changes import Changes
+from souls.store.neighbours import MAX_TURNS, Row, lay_out
+from souls.store.postgres.schema import migrate
+from souls.store.postgres.search import match_terms, matches_sql, plan, score_sql
+from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts
+
+__all__ = ["PgStore", "soul_id"]
+
+_KIND = "CASE WHEN e.kind = 'voice' THEN 'voice' ELSE m.kind END"
+_SUPPORTED = frozenset({"counters", "recalled", "penalties", "state"})
+_CHANGES = (
+    "counters", "edges", "recalled", "penalties", "markers", "marker_labels", "gaps",
+    "summaries", "state", "fired", "assemblies", "surfaced",
+)  # fmt: skip
+
+
+async def soul_id(db: asyncpg.Connection, name: str) -> int:
+    """The id of the soul ``name``, registering it when new."""
+    found: int | None = await db.fetchval("SELECT id FROM souls WHERE name = $1", name)
+    if found is None:
+        found = await db.fetchval(
+            "INSERT INTO souls (name, created) VALUES ($1, $2)"
+            " ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id",
+            name,
+            time.time(),
+        )
+        assert found is not None
+        await db.execute(
+            "INSERT INTO index_stats (soul, documents, tokens) VALUES ($1, 0, 0)"
+            " ON CONFLICT (soul) DO NOTHING",
+            found,
+        )
+    return found
+
+
+class _Delta:
+    """What a write changes in the term statistics, applied in its transaction."""
+
+    def __init__(self) -> None:
+        self.doc_rows: Counter[str] = Counter()
+        self.rows: Counter[str] = Counter()
+        self.documents = 0
+        self.tokens = 0
+
+    def add(self, row: Row, sign: int = 1) -> None:
+        self.doc_rows.update({t: sign for t in set(row.doc.split())})
+        self.rows.update({t: sign for t in set(row.tokens())})
+        self.documents += sign
+        self.tokens += sign * len(row.tokens())
+
+    def replace(self, old: Row, new: Row) -> None:
+        """A row's context rewritten (its own text stays)."""
+        self.rows.update({t: -1 for t in set(old.tokens())})
+        self.rows.update({t: 1 for t in set(new.tokens())})
+        self.tokens += len(new.tokens()) - len(old.tokens())
+
+    async def apply(self, db: asyncpg.Connection, soul: int) -> None:
+        terms = sorted(t for t in set(self.doc_rows) | set(self.rows)
+                       if self.doc_rows[t] or self.rows[t])  # fmt: skip
+        if terms:
+            await db.execute(
+                "INSERT INTO term_stats (soul, term, doc_rows, rows)"
+                " SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[])"
+                " ON CONFLICT (soul, term) DO UPDATE SET"
+                " doc_rows = term_stats.doc_rows + excluded.doc_rows,"
+                " rows = term_stats.rows + excluded.rows",
+                soul,
+                terms,
+                [self.doc_rows[t] for t in terms],
+                [self.rows[t] for t in terms],
+            )
+            await db.execute(
+                "DELETE FROM term_stats WHERE soul = $1 AND term = ANY($2::text[]) AND rows <= 0",
+                soul,
+                terms,
+            )
+        if self.documents or self.tokens:
+            await db.execute(
+                "UPDATE index_stats SET documents = documents + $2, tokens = tokens + $3"
+                " WHERE soul = $1",
+                soul,
+                self.documents,
+                self.tokens,
+            )
+
+
+_EVENT_COLUMNS = ["soul", "id", "ref", "kind", "channel", "sender", "grp", "mentioned",
+                  "session", "ts", "recorded", "salience", "text", "person"]  # fmt: skip
+_MEMORY_COLUMNS = ["soul", "id", "kind", "event_id", "text", "salience", "created", "surprise"]
+_INDEX_COLUMNS = ["soul", "memory_id", "doc", "prior", "later", "terms", "context", "length"]
+
+
+def _event_record(soul: int, event_id: int, e: NewEvent) -> tuple[object, ...]:
+    return (soul, event_id, e.ref, e.kind, e.channel, e.sender, e.group, e.mentioned,
+            e.session, e.ts, e.recorded, e.salience, e.text, e.person)  # fmt: skip
+
+
+def _memory_record(soul: int, memory_id: int, event_id: int, e: NewEvent) -> tuple[object, ...]:
+    return (soul, memory_id, "observation", event_id, e.text, e.salience, e.recorded, e.surprise)
+
+
+def _index_row(soul: int, row: Row) -> tuple[object, ...]:
+    context = f"{row.prior} {row.later}".split()
+    terms = row.doc.split()
+    return (soul, row.memory_id, row.doc, row.prior, row.later, terms, context,
+            len(terms) + len(context))  # fmt: skip
+
+
+def _join(docs: Sequence[str]) -> str:
+    return " ".join(doc for doc in docs if doc)
+
+
+class PgStore:
+    """One soul's rows in the shared database. Create with :meth:`open` (on a pool the
+    daemon shares between its souls), finish with :meth:`close` (the pool stays)."""
+
+    def __init__(self, pool: asyncpg.Pool, soul: int, name: str, context_turns: int) -> None:
+        self._pool = pool
+        self.soul = soul
+        self.name = name
+        self.context_turns = context_turns
+        self._next_event = 1
+        self._next_memory = 1
+        self._stats: TermStats | None = None
+        self._speakers: set[str] | None = None
+
+    @classmethod
+    async def open(cls, pool: asyncpg.Pool, name: str, *, context_turns: int = 0) -> PgStore:
+        """Migrate the database when needed and open the soul ``name`` (registered
+        when new). ``context_turns``: neighbouring turns indexed each side."""
+        async with pool.acquire() as db:
+            await migrate(db)
+            soul = await soul_id(db, name)
+            store = cls(pool, soul, name, context_turns)
+            store._next_event = await db.fetchval(
+                "SELECT coalesce(max(id), 0) + 1 FROM events WHERE soul = $1", soul
+            )
+            store._next_memory = await db.fetchval(
+                "SELECT coalesce(max(id), 0) + 1 FROM memories WHERE soul = $1", soul
+            )
+        return store
+
+    async def close(self) -> None:
+        self.drop_caches()
+
+    async def migrations(self) -> list[str]:
+        """The names of the migrations applied to the database, in order."""
+        async with self._pool.acquire() as db:
+            rows = await db.fetch("SELECT name FROM migrations ORDER BY name")
+        return [row[0] for row in rows]
+
+    async def known_refs(self, refs: Sequence[str]) -> dict[str, tuple[int, float]]:
+        """For each ``ref`` already stored: its event id and salience."""
+        if not refs:
+            return {}
+        async with self._pool.acquire() as db:
+            rows = await db.fetch(
+                "SELECT ref, id, salience FROM events WHERE soul = $1 AND ref = ANY($2::text[])",
+                self.soul,
+                list(refs),
+            )
+        return {ref: (int(event_id), float(salience)) for ref, event_id, salience in rows}
+
+    async def append(
+        self, events: Sequence[NewEvent], changes: Changes | None = None, now: float = 0.0
+    ) -> list[int]:
+        """Append events, each with its observation memory and index row, and
+        ``changes``, in one transaction. Returns the new event ids in order."""
+        if changes:
+            _check_supported(changes)
+        first_event, first_memory = self._next_event, self._next_memory
+        soul = self.soul
+        delta = _Delta()
+        rows: list[Row] = []
+        rewritten: list[tuple[Row, Row]] = []
+        with anyio.CancelScope(shield=True):
+            async with self._pool.acquire() as db, db.transaction():
+                if events:
+                    last = await self._tails(db, [e.session for e in events])
+                    rows, rewritten = lay_out(
+                        [(first_memory + i, e.session, e.doc) for i, e in enumerate(events)],
+                        last,
+                        self.context_turns,
+                    )
+                    await db.copy_records_to_table(
+                        "events",
+                        records=[
+                            _event_record(soul, first_event + i, e) for i, e in enumerate(events)
+                        ],
+                        columns=_EVENT_COLUMNS,
+                    )
+                    await db.copy_records_to_table(
+                        "memories",
+                        records=[
+                            _memory_record(soul, first_memory + i, first_event + i, e)
+                            for i, e in enumerate(events)
+                        ],
+                        columns=_MEMORY_COLUMNS,
+                    )
+                    await db.copy_records_to_table(
+                        "memory_index",
+                        records=[_index_row(soul, row) for row in rows],
+                        columns=_INDEX_COLUMNS,
+                    )
+                    for row in rows:
+                        delta.add(row)
+                    await self._rewrite(db, rewritten, delta)
+                    await delta.apply(db, soul)
+                if changes:
+                    await self._write_changes(db, changes, now)
+        self._next_event += len(events)
+        self._next_memory += len(events)
+        if self._stats is not None:
+            self._stats.add(row.tokens() for row in rows)
+            for old, new in rewritten:
+                self._stats.replace(old.tokens(), new.tokens())
+        if self._speakers is not None:
+            self._speakers.update(name for e in events for name in (e.sender, e.person) if name)
+        return list(range(first_event, first_event + len(events)))
+
+    async def flush(self, changes: Changes, now: float) -> None:
+        """Write ``changes`` alone, in one (shielded) transaction."""
+        if changes:
+            await self.append([], changes, now)
+
+    async def _write_changes(self, db: asyncpg.Connection, changes: Changes, now: float) -> None:
+        soul = self.soul
+        if changes.counters:
+            await db.executemany(
+                "INSERT INTO counters (soul, name, value) VALUES ($1, $2, $3)"
+                " ON CONFLICT (soul, name) DO UPDATE SET value = counters.value + excluded.value",
+                [(soul, name, value) for name, value in changes.counters.items()],
+            )
+        if changes.recalled:
+            await db.execute(
+                "UPDATE memories SET last_recalled = $2, recalls = recalls + 1"
+                " WHERE soul = $1 AND id = ANY($3::bigint[])",
+                soul,
+                now,
+                sorted(changes.recalled),
+            )
+        if changes.penalties:
+            await db.executemany(
+                "UPDATE memories SET salience = greatest(0.0, salience - $3)"
+                " WHERE soul = $1 AND id = $2",
+                [(soul, memory_id, amount) for memory_id, amount in changes.penalties.items()],
+            )
+        if changes.state:
+            await db.executemany(
+                "INSERT INTO soul_state (soul, key, value) VALUES ($1, $2, $3)"
+                " ON CONFLICT (soul, key) DO UPDATE SET value = excluded.value",
+                [(soul, key, value) for key, value in changes.state.items()],
+            )
+
+    async def _rewrite(
+        self, db: asyncpg.Connection, rewritten: Sequence[tuple[Row, Row]], delta: _Delta
+    ) -> None:
+        """Write the rows whose context changed (and account for it in ``delta``)."""
+        if not rewritten:
+            return
+        await db.executemany(
+            "UPDATE memory_index SET prior = $3, later = $4, context = $5, length = $6"
+            " WHERE soul = $1 AND memory_id = $2",
+            [
+                (self.soul, new.memory_id, *row[3:5], *row[6:8])
+                for _, new in rewritten
+                for row in (_index_row(self.soul, new),)
+            ],
+        )
+        for old, new in rewritten:
+            delta.replace(old, new)
+
+    async def _tails(
+        self, db: asyncpg.Connection, sessions: Sequence[str | None]
+    ) -> dict[str | None, list[Row]]:
+        """The last ``context_turns`` visible rows of each session, oldest first."""
+        found: dict[str | None, list[Row]] = {}
+        for session in dict.fromkeys(sessions):
+            if session is None or not self.context_turns:
+                continue
+            rows = await db.fetch(
+                """
+                SELECT i.memory_id, i.doc, i.prior, i.later
+                FROM (SELECT m.id FROM events AS e
+                      JOIN memories AS m ON m.soul = e.soul AND m.event_id = e.id
+                      WHERE e.soul = $1 AND e.session = $2 AND m.hidden_at IS NULL
+                      ORDER BY e.id DESC LIMIT $3) AS t
+                JOIN memory_index AS i ON i.soul = $1 AND i.memory_id = t.id
+                ORDER BY i.memory_id
+                """,
+                self.soul,
+                session,
+                self.context_turns,
+            )
+            found[session] = [Row(int(r[0]), r[1], r[2], r[3]) for r in rows]
+        return found
+
+    async def _side(
+        self, db: asyncpg.Connection, session: str, event_id: int, before: bool, turns: int
+    ) -> list[tuple[int, str]]:
+        op, order = ("<", "DESC") if before else (">", "ASC")
+        rows = await db.fetch(
+            f"""
+            SELECT m.id, i.doc FROM events AS e
+            JOIN memories AS m ON m.soul = e.soul AND m.event_id = e.id
+            JOIN memory_index AS i ON i.soul = m.soul AND i.memory_id = m.id
+            WHERE e.soul = $1 AND e.session = $2 AND e.id {op} $3 AND m.hidden_at IS NULL
+            ORDER BY e.id {order} LIMIT $4
+            """,
+            self.soul,
+            session,
+            event_id,
+            turns,
+        )
+        return [(int(memory_id), doc) for memory_id, doc in rows]
+
+    async def forget(self, event_ids: Sequence[int]) -> int:
+        """Delete the events, their memories and index rows; the rows around them
+        get their context rewritten without them (as :func:`souls.store.neighbours.refresh`
+        does on SQLite). Returns how many events went."""
+        soul = self.soul
+        ids = sorted(set(event_ids))
+        if not ids:
+            return 0
+        delta = _Delta()
+        with anyio.CancelScope(shield=True):
+            async with self._pool.acquire() as db, db.transaction():
+                places = await db.fetch(
+                    "SELECT m.id, e.session, e.id FROM memories AS m"
+                    " JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id"
+                    " WHERE m.soul = $1 AND m.event_id = ANY($2::bigint[])",
+                    soul,
+                    ids,
+                )
+                memory_ids = [int(r[0]) for r in places]
+                gone = await db.fetch(
+                    "DELETE FROM memory_index WHERE soul = $1 AND memory_id = ANY($2::bigint[])"
+                    " RETURNING memory_id, doc, prior, later",
+                    soul,
+                    memory_ids,
+                )
+                for r in gone:
+                    delta.add(Row(int(r[0]), r[1], r[2], r[3]), -1)
+                await db.execute(
+                    "DELETE FROM memories WHERE soul = $1 AND id = ANY($2::bigint[])",
+                    soul,
+                    memory_ids,
+                )
+                status = await db.execute(
+                    "DELETE FROM events WHERE soul = $1 AND id = ANY($2::bigint[])", soul, ids
+                )
+                around: dict[int, tuple[str, int]] = {}
+                for _, session, event_id in places:
+                    if session is None:
+                        continue
+                    for before in (True, False):
+                        for memory_id, _ in await self._side(
+                            db, session, event_id, before, MAX_TURNS
+                        ):
+                            around.setdefault(memory_id, (session, event_id))
+                rewritten: list[tuple[Row, Row]] = []
+                for memory_id in sorted(around):
+                    row = await db.fetchrow(
+                        "SELECT i.doc, i.prior, i.later, e.session, e.id FROM memory_index AS i"
+                        " JOIN memories AS m ON m.soul = i.soul AND m.id = i.memory_id"
+                        " JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id"
+                        " WHERE i.soul = $1 AND i.memory_id = $2",
+                        soul,
+                        memory_id,
+                    )
+                    assert row is not None
+                    doc, prior, later, session, event_id = row
+                    old = Row(memory_id, doc, prior, later)
+                    turns = self.context_turns
+                    new = Row(
+                        memory_id,
+                        doc,
+                        _join([d for _, d in await self._side(db, session, event_id, True, turns)])
+                        if turns
+                        else "",
+                        _join([d for _, d in await self._side(db, session, event_id, False, turns)])
+                        if turns
+                        else "",
+                    )
+                    if new != old:
+                        rewritten.append((old, new))
+                await self._rewrite(db, rewritten, delta)
+                await delta.apply(db, soul)
+        self.drop_caches()
+        return int(status.split()[-1])
+
+    async def search(
+        self,
+        match: str,
+        limit: int,
+        context_weight: float | None = None,
+        *,
+        own: str | None = None,
+    ) -> list[Hit]:
+        """Visible memories matching any term of ``match`` (an
+        :func:`~souls.text.tokenize.fts_match` expression), best BM25 first, as
+        :meth:`souls.store.store.Store.search`."""
+        rows = await self._ranked(match, limit, context_weight, own, None, descending_ids=False)
+        if not rows:
+            return []
+        scores = {int(memory_id): float(score) for memory_id, score in rows}
+        async with self._pool.acquire() as db:
+            found = await db.fetch(
+                f"""
+                SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id, m.created
+                FROM memories AS m
+                LEFT JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id
+                WHERE m.soul = $1 AND m.id = ANY($2::bigint[])
+                """,
+                self.soul,
+                list(scores),
+            )
+        by_id = {int(r[0]): r for r in found}
+        return [
+            Hit(m, r[1], r[2], r[3], scores[m], r[4], r[5], r[6])
+            for m in scores
+            if (r := by_id.get(m)) is not None
+        ]
+
+    async def candidates(
+        self,
+        match: str,
+        limit: int,
+        context_weight: float | None = None,
+        *,
+        own: str | None = None,
+        scope: Scope | None = None,
+    ) -> list[Candidate]:
+        """The ``limit`` best matches by BM25, visible or not (the later stored first
+        on ties), each with its indexed row, memory and origin, as
+        :meth:`souls.store.store.Store.candidates`."""
+        rows = await self._ranked(match, limit, context_weight, own, scope, descending_ids=True)
+        if not rows:
+            return []
+        scores = {int(memory_id): float(score) for memory_id, score in rows}
+        async with self._pool.acquire() as db:
+            found = await db.fetch(
+                f"""
+                SELECT i.memory_id, i.doc, i.prior, i.later,
+                       m.id IS NOT NULL AND m.hidden_at IS NULL, {_KIND}, m.text, m.salience,
+                       e.ref, m.event_id, e.sender, e.person, e.ts, m.created
+                FROM memory_index AS i
+                LEFT JOIN memories AS m ON m.soul = i.soul AND m.id = i.memory_id
+                LEFT JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id
+                WHERE i.soul = $1 AND i.memory_id = ANY($2::bigint[])
+                """,
+                self.soul,
+                list(scores),
+            )
+        by_id = {int(r[0]): r for r in found}
+        return [_candidate(m, scores[m], r) for m in scores if (r := by_id.get(m)) is not None]
+
+    async def _ranked(
+        self,
+        match: str,
+        limit: int,
+        context_weight: float | None,
+        own: str | None,
+        scope: Scope | None,
+        *,
+        descending_ids: bool,
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` best (memory id, BM25) of the index for ``match``."""
+        terms = match_terms(match)
+        async with self._pool.acquire() as db:
+            documents, tokens = await db.fetchrow(
+                "SELECT documents, tokens FROM index_stats WHERE soul = $1", self.soul
+            )
+            if not documents:
+                return []
+            df = {
+                term: (int(doc_rows), int(rows))
+                for term, doc_rows, rows in await db.fetch(
+                    "SELECT term, doc_rows, rows FROM term_stats"
+                    " WHERE soul = $1 AND term = ANY($2::text[])",
+                    self.soul,
+                    terms,
+                )
+            }
+            query = plan(terms, df, documents, tokens, context_weight)
+            score, args = score_sql(query, 3)
+            where = [matches_sql(query, "$2")]
+            params: list[object] = [self.soul, terms, *args]
+            if own is not None:
+                params.append(match_terms(own))
+                where.append(f"i.terms && ${len(params)}::text[]")
+            if scope:
+                inner, scoped = _scope_sql(scope, len(params) + 1)
+                params += scoped
+                where.append(f"i.memory_id IN ({inner})")
+            params.append(limit)
+            order = "DESC" if descending_ids else "ASC"
+            rows = await db.fetch(
+                f"""
+                SELECT i.memory_id, {score} AS score FROM memory_index AS i
+                WHERE i.soul = $1 AND {" AND ".join(where)}
+                ORDER BY score DESC, i.memory_id {order} LIMIT ${len(params)}
+                """,
+                *params,
+            )
+        return [(int(m), float(s)) for m, s in rows]
+
+    async def within(self, memory_ids: Sequence[int], scope: Scope) -> set[int]:
+        """Those of ``memory_ids`` that are within ``scope``."""
+        if not memory_ids:
+            return set()
+        inner, args = _scope_sql(scope, 3)
+        async with self._pool.acquire() as db:
+            rows = await db.fetch(
+                f"SELECT id FROM ({inner}) AS s WHERE id = ANY($2::bigint[])",
+                self.soul,
+                list(memory_ids),
+                *args,
+            )
+        return {int(r[0]) for r in rows}
+
+    async def rows(self, memory_ids: Sequence[int]) -> dict[int, Row]:
+        """The index rows of the visible memories among ``memory_ids``."""
+        if not memory_ids:
+            return {}
+        async with self._pool.acquire() as db:
+            found = await db.fetch(
+                "SELECT memory_id, doc, prior, later FROM memory_index"
+                " WHERE soul = $1 AND memory_id = ANY($2::bigint[])",
+                self.soul,
+                list(memory_ids),
+            )
+        return {int(r[0]): Row(int(r[0]), r[1], r[2], r[3]) for r in found}
+
+    async def origins(self, memory_ids: Sequence[int]) -> dict[int, Origin]:
+        """Who said each memory and when, for those that came from an event."""
+        if not memory_ids:
+            return {}
+        async with self._pool.acquire() as db:
+            found = await db.fetch(
+                "SELECT m.id, e.sender, e.person, e.ts FROM memories AS m"
+                " JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id"
+                " WHERE m.soul = $1 AND m.id = ANY($2::bigint[])",
+                self.soul,
+                list(memory_ids),
+            )
+        return {int(m): Origin(sender, person, ts) for m, sender, person, ts in found}
+
+    async def hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
+        """The visible memories named in ``scored`` (id, score), in that order."""
+        if not scored:
+            return []
+        async with self._pool.acquire() as db:
+            rows = await db.fetch(
+                f"""
+                SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id, m.created
+                FROM memories AS m
+                LEFT JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id
+                WHERE m.soul = $1 AND m.id = ANY($2::bigint[]) AND m.hidden_at IS NULL
+                """,
+                self.soul,
+                [memory_id for memory_id, _ in scored],
+            )
+        found = {int(r[0]): r for r in rows}
+        return [
+            Hit(memory_id, r[1], r[2], r[3], score, r[4], r[5], r[6])
+            for memory_id, score in scored
+            if (r := found.get(memory_id)) is not None
+        ]
+
+    async def term_stats(self) -> TermStats:
+        """BM25 statistics of the visible index (as on SQLite: a term's document
+        frequency counts rows holding it in any column), read once, then kept current
+        by :meth:`append` (until :meth:`drop_caches`)."""
+        if self._stats is None:
+            async with self._pool.acquire() as db:
+                documents, tokens = await db.fetchrow(
+                    "SELECT documents, tokens FROM index_stats WHERE soul = $1", self.soul
+                )
+                df = {
+                    term: int(rows)
+                    for term, rows in await db.fetch(
+                        "SELECT term, rows FROM term_stats WHERE soul = $1 AND rows > 0",
+                        self.soul,
+                    )
+                }
+            self._stats = TermStats(df, documents=int(documents), tokens=int(tokens))
+        return self._stats
+
+    async def speakers(self) -> set[str]:
+        """Every sender and linked person the soul has stored an event from."""
+        if self._speakers is None:
+            async with self._pool.acquire() as db:
+                rows = await db.fetch(
+                    "SELECT sender FROM events WHERE soul = $1 AND sender IS NOT NULL"
+                    " UNION SELECT person FROM events WHERE soul = $1 AND person IS NOT NULL",
+                    self.soul,
+                )
+            self._speakers = {r[0] for r in rows}
+        return self._speakers
+
+    def drop_caches(self) -> None:
+        """Forget the derived statistics: memories left the index."""
+        self._stats = None
+        self._speakers = None
+
+    async def counts(self) -> StoreCounts:
+        async with self._pool.acquire() as db:
+            row = await db.fetchrow(
+                "SELECT (SELECT count(*) FROM events WHERE soul = $1),"
+                " (SELECT count(*) FROM memories WHERE soul = $1),"
+                " (SELECT count(*) FROM memories WHERE soul = $1 AND hidden_at IS NOT NULL)",
+                self.soul,
+            )
+        assert row is not None
+        return StoreCounts(events=row[0], memories=row[1], hidden=row[2])
+
+    async def counters(self) -> dict[str, int]:
+        async with self._pool.acquire() as db:
+            rows = await db.fetch("SELECT name, value FROM counters WHERE soul = $1", self.soul)
+        return {name: int(value) for name, value in rows}
+
+
+def _candidate(memory_id: int, score: float, r: asyncpg.Record) -> Candidate:
+    """A candidate from its row (see :meth:`PgStore.candidates`); never superseded yet
+    (no claims on PostgreSQL)."""
+    return Candidate(
+        memory_id, score, r[1], r[2], r[3], int(r[4]), r[5], r[6], r[7], r[8], r[9],
+        r[10], r[11], r[12], r[13], 0,
+    )  # fmt: skip
+
+
+def _check_supported(changes: Changes) -> None:
+    unsupported = [name for name in _CHANGES if name not in _SUPPORTED and getattr(changes, name)]
+    if unsupported:
+        raise NotImplementedError(
+            f"not yet stored on PostgreSQL (issue #21): {', '.join(unsupported)}"
+        )
+
+
+def _scope_sql(scope: Scope, first: int) -> tuple[str, list[object]]:
+    """:meth:`Scope.sql` for this soul (``$1``), its parameters numbered from ``first``."""
+    where: list[str] = ["e.soul = $1"]
+    args: list[object] = []
+
+    def arg(value: object) -> str:
+        args.append(value)
+        return f"${first + len(args) - 1}"
+
+    if scope.sender is not None:
+        where.append(f"(e.sender = {arg(scope.sender)} OR e.person = {arg(scope.sender)})")
+    if scope.session is not None:
+        where.append(f"e.session = {arg(scope.session)}")
+    if scope.kind is not None:
+        where.append(f"(e.kind = {arg(scope.kind)} OR m.kind = {arg(scope.kind)})")
+    if scope.since is not None:
+        where.append(f"e.ts >= {arg(scope.since)}")
+    if scope.until is not None:
+        where.append(f"e.ts < {arg(scope.until)}")
+    sql = (
+        "SELECT m.id FROM events AS e JOIN memories AS m"
+        f" ON m.soul = e.soul AND m.event_id = e.id WHERE {' AND '.join(where)}"
+    )
+    return sql, args

@@ -1,0 +1,303 @@
+"""The store interface (souls/store/interface.py) against both backends: every test here
+runs on a real SQLite file and on a real PostgreSQL server (tests/pgserver.py), through
+the same calls. The last tests load the same data into both and compare scores."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import anyio
+import asyncpg
+import pytest
+
+from souls.store.changes import Changes
+from souls.store.interface import SoulStore
+from souls.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
+from souls.store.postgres.search import match_terms
+from souls.store.postgres.store import PgStore
+from souls.store.schema import MIGRATIONS
+from souls.store.store import NewEvent, Scope, Store, StoreCounts
+from souls.text.tokenize import fts_document, fts_match, query_terms, tokens
+
+T0 = 1_780_000_000.0
+
+Opener = Callable[[], Awaitable[SoulStore]]
+
+
+def new_event(
+    text: str,
+    ref: str | None = None,
+    *,
+    salience: float = 0.5,
+    session: str | None = None,
+    sender: str = "ada",
+    ts: float = T0,
+) -> NewEvent:
+    return NewEvent(
+        ref=ref, kind="message", channel="test", sender=sender, group=None, mentioned=False,
+        session=session, ts=ts, recorded=T0, salience=salience, text=text,
+        doc=fts_document(text),
+    )  # fmt: skip
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str | None:
+    """None for SQLite; for PostgreSQL, the DSN of a fresh database (tests/pgserver.py)."""
+    if request.param == "sqlite":
+        return None
+    dsn: str = request.getfixturevalue("pg_dsn")
+    return dsn
+
+
+@pytest.fixture
+async def opener(backend: str | None, tmp_path: Path) -> AsyncIterator[Opener]:
+    """Opens the soul's store (again: the same soul) on the backend of the parameter;
+    every store opened is closed at the end."""
+    opened: list[SoulStore] = []
+    pool: asyncpg.Pool | None = None
+    if backend is not None:
+        pool = await asyncpg.create_pool(backend, min_size=1, max_size=4)
+
+    async def open_store() -> SoulStore:
+        with anyio.fail_after(20):
+            if pool is None:
+                store: SoulStore = await Store.open(tmp_path / "soul.db", context_turns=2)
+            else:
+                store = await PgStore.open(pool, "alpha", context_turns=2)
+        opened.append(store)
+        return store
+
+    yield open_store
+    for store in opened:
+        await store.close()
+    if pool is not None:
+        await pool.close()
+
+
+@pytest.fixture
+async def store(opener: Opener) -> SoulStore:
+    return await opener()
+
+
+def integrity_errors() -> tuple[type[Exception], ...]:
+    return (sqlite3.IntegrityError, asyncpg.UniqueViolationError)
+
+
+async def test_migrations_are_all_applied_at_open(store: SoulStore, opener: Opener) -> None:
+    names = [name for name, _ in (PG_MIGRATIONS if isinstance(store, PgStore) else MIGRATIONS)]
+    assert await store.migrations() == sorted(names)
+    again = await opener()
+    assert await again.migrations() == sorted(names)
+
+
+async def test_append_assigns_consecutive_ids_across_reopen(
+    store: SoulStore, opener: Opener
+) -> None:
+    assert await store.append([new_event(f"first batch {i}") for i in range(3)]) == [1, 2, 3]
+    assert await store.append([new_event("second batch")]) == [4]
+    assert await store.append([]) == []
+    await store.close()
+    store = await opener()
+    assert await store.append([new_event("after reopen"), new_event("and more")]) == [5, 6]
+    assert await store.counts() == StoreCounts(events=6, memories=6, hidden=0)
+    hits = await store.hits([(i, 1.0) for i in range(1, 7)])
+    assert [h.text for h in hits][-2:] == ["after reopen", "and more"]
+    assert {h.event_id for h in hits} == set(range(1, 7))
+
+
+async def test_a_repeated_ref_is_found_and_fails_its_whole_batch(store: SoulStore) -> None:
+    await store.append([new_event("one", "r-1", salience=0.4), new_event("two")], Changes(
+        counters=Counter({"c": 1})))  # fmt: skip
+    assert await store.known_refs(["r-1", "nope"]) == {"r-1": (1, 0.4)}
+    assert await store.known_refs([]) == {}
+    with pytest.raises(integrity_errors()):
+        await store.append(
+            [new_event("fresh", "r-2"), new_event("again", "r-1")],
+            Changes(counters=Counter({"c": 10})),
+        )
+    assert await store.counts() == StoreCounts(events=2, memories=2, hidden=0)
+    assert await store.counters() == {"c": 1}
+    assert await store.search(fts_match(["fresh"]), 10) == []
+    assert (await store.term_stats()).documents == 2
+    # No holes: the next batch continues right after the last committed one.
+    assert await store.append([new_event("next", "r-2")]) == [3]
+    assert await store.known_refs(["r-2"]) == {"r-2": (3, 0.5)}
+
+
+async def test_counters_are_upserted(store: SoulStore) -> None:
+    await store.flush(Changes(counters=Counter({"dropped.attention": 2})), now=1.0)
+    await store.append(
+        [new_event("x")], Changes(counters=Counter({"dropped.attention": 3, "other": 1}))
+    )
+    assert await store.counters() == {"dropped.attention": 5, "other": 1}
+
+
+async def test_search_orders_by_score_and_reads_the_memory(store: SoulStore) -> None:
+    texts = [
+        "the cat sat",
+        "cats and dogs and more cats and cats",
+        "a dog barked at the postman",
+        "Cat food is expensive",
+    ]
+    await store.append([new_event(t, f"r-{i}") for i, t in enumerate(texts)])
+    hits = await store.search(fts_match(["cat"]), 10)
+    assert hits[0].memory_id == 2  # three occurrences beat one
+    assert {hit.memory_id for hit in hits} == {1, 2, 4}
+    scores = [hit.score for hit in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(score > 0 for score in scores)
+    for hit in hits:
+        assert hit.text == texts[hit.memory_id - 1]
+        assert (hit.ref, hit.event_id, hit.kind) == (f"r-{hit.memory_id - 1}", hit.memory_id,
+                                                     "observation")  # fmt: skip
+    assert len(await store.search(fts_match(["cat"]), 2)) == 2
+    assert await store.search(fts_match(["giraffe"]), 10) == []
+    # Only rows whose own text also matches ``own``.
+    both = await store.search(fts_match(["cat", "dog"]), 10, own=fts_match(["dog"]))
+    assert {hit.memory_id for hit in both} == {2, 3}
+
+
+async def test_read_by_id(store: SoulStore) -> None:
+    await store.append([new_event(f"note {i}", f"r{i}", sender=f"s{i}") for i in range(5)])
+    hits = await store.hits([(4, 2.5), (1, 1.0), (99, 0.5), (3, 0.25)])
+    assert [(h.memory_id, h.score, h.text, h.ref) for h in hits] == [
+        (4, 2.5, "note 3", "r3"),
+        (1, 1.0, "note 0", "r0"),
+        (3, 0.25, "note 2", "r2"),
+    ]
+    rows = await store.rows([2, 5, 42])
+    assert sorted(rows) == [2, 5]
+    assert rows[2].doc == fts_document("note 1")
+    origins = await store.origins([1, 3])
+    assert {m: (o.sender, o.ts) for m, o in origins.items()} == {1: ("s0", T0), 3: ("s2", T0)}
+    assert await store.speakers() == {f"s{i}" for i in range(5)}
+
+
+async def test_candidates_with_context_and_scope(store: SoulStore) -> None:
+    # One session: each memory is indexed with two turns each side.
+    turns = ["What did you research?", "Adoption agencies", "Nice, and the cat?", "Asleep"]
+    ids = await store.append(
+        [new_event(t, session="s1", sender=["bo", "ada"][i % 2], ts=T0 + i)
+         for i, t in enumerate(turns)]
+    )  # fmt: skip
+    await store.append([new_event("research notes elsewhere", ts=T0 + 10)])
+    own = await store.candidates(fts_match(["research"]), 10)
+    assert [c.memory_id for c in own] == [5, 1]
+    near = await store.candidates(fts_match(["research"]), 10, 0.4)
+    # "Adoption agencies" (and the turn after it) hold "research" in their neighbours
+    # only, and rank below the two that say it.
+    assert [c.memory_id for c in near][:2] == [5, 1]
+    assert {c.memory_id for c in near} == {1, 2, 3, 5}
+    agencies = next(c for c in near if c.memory_id == ids[1])
+    assert agencies.prior == fts_document(turns[0])
+    assert agencies.later == f"{fts_document(turns[2])} {fts_document(turns[3])}"
+    assert agencies.visible == 1
+    assert (agencies.sender, agencies.ts, agencies.text) == ("ada", T0 + 1, turns[1])
+    assert agencies.score < next(c for c in near if c.memory_id == ids[0]).score
+    scoped = await store.candidates(fts_match(["research"]), 10, 0.4, scope=Scope(sender="ada"))
+    assert {c.memory_id for c in scoped} == {ids[1], 5}
+    assert await store.within([1, 2, 5], Scope(session="s1")) == {1, 2}
+    assert await store.within([1, 2, 5], Scope(since=T0 + 5)) == {5}
+
+
+async def test_term_stats_match_what_was_appended(store: SoulStore) -> None:
+    texts = [
+        "Deploying the database migration failed",
+        "The database is fine, the deploy is fine",
+        "数据库迁移失败了",
+        "deploy deploy deploy",
+    ]
+    await store.append([new_event(t) for t in texts])
+    stats = await store.term_stats()
+    documents = [tokens(t) for t in texts]
+    df: Counter[str] = Counter()
+    for doc in documents:
+        df.update(set(doc))
+    assert (stats.documents, stats.tokens) == (4, sum(len(doc) for doc in documents))
+    for term, count in df.items():
+        assert stats.df(term) == count, term
+    assert stats.df("数据") == 1
+
+
+async def test_forget_takes_the_events_out_of_everything(store: SoulStore, opener: Opener) -> None:
+    turns = ["we met at the zoo", "the giraffe was tall", "then lunch", "and home"]
+    await store.append([new_event(t, f"r{i}", session="s", ts=T0 + i) for i, t in enumerate(turns)])
+    before = await store.candidates(fts_match(query_terms("giraffe")), 10, 0.4)
+    assert {c.memory_id for c in before} == {1, 2, 3, 4}  # its neighbours carry it too
+    assert await store.forget([2, 99]) == 1
+    assert await store.forget([]) == 0
+    assert await store.known_refs(["r1"]) == {}
+    assert await store.candidates(fts_match(query_terms("giraffe")), 10, 0.4) == []
+    assert await store.hits([(2, 1.0)]) == []
+    assert await store.counts() == StoreCounts(events=3, memories=3, hidden=0)
+    # The neighbours' context was rewritten without it.
+    rows = await store.rows([1, 3, 4])
+    assert rows[1].later == f"{fts_document(turns[2])} {fts_document(turns[3])}"
+    assert rows[3].prior == fts_document(turns[0])
+    stats = await store.term_stats()
+    assert stats.df("giraff") == 0
+    assert stats.documents == 3
+    assert stats.tokens == sum(len(r.tokens()) for r in rows.values())
+    left = stats.tokens
+    # The next append still continues the ids, and says the same after a reopen.
+    assert await store.append([new_event("later on")]) == [5]
+    again = await opener()
+    assert (await again.term_stats()).tokens == left + len(tokens("later on"))
+
+
+LINES = [
+    ("s1", "ada", "I adopted a cat from the shelter last week"),
+    ("s1", "bo", "What is the cat called?"),
+    ("s1", "ada", "Miso, she sleeps all day on the sofa"),
+    ("s1", "bo", "Cats do that. My dog never sleeps"),
+    (None, "ada", "Note: buy cat food and a scratching post"),
+    ("s2", "bo", "The deploy failed again at noon"),
+    ("s2", "ada", "Was it the database migration?"),
+    ("s2", "bo", "Yes, the migration of the sofa table, funny name"),
+    ("s2", "ada", "数据库迁移失败了, deploy again tomorrow"),
+    ("s2", "bo", "ok, deploy deploy deploy"),
+]
+
+
+async def test_both_backends_score_exactly_alike(tmp_path: Path, pg_dsn: str) -> None:
+    sqlite = await Store.open(tmp_path / "same.db", context_turns=2)
+    pool = await asyncpg.create_pool(pg_dsn, min_size=1, max_size=2)
+    try:
+        pg = await PgStore.open(pool, "same", context_turns=2)
+        events = [new_event(text, session=s, sender=who, ts=T0 + i)
+                  for i, (s, who, text) in enumerate(LINES)]  # fmt: skip
+        for chunk in (events[:3], events[3:7], events[7:]):
+            assert await sqlite.append(chunk) == await pg.append(chunk)
+        await sqlite.forget([4])
+        await pg.forget([4])
+        queries = ["the cat sleeps", "deploy migration", "数据库", "sofa", "what is it called"]
+        for q in queries:
+            match = fts_match(query_terms(q))
+            for weight in (None, 0.4, 1.0):
+                a = await sqlite.candidates(match, 20, weight)
+                b = await pg.candidates(match, 20, weight)
+                assert [(c.memory_id, c.score) for c in a] == [(c.memory_id, c.score) for c in b]
+                assert a == b
+                hits_a = await sqlite.search(match, 5, weight)
+                hits_b = await pg.search(match, 5, weight)
+                assert [(h.memory_id, h.score) for h in hits_a] == [
+                    (h.memory_id, h.score) for h in hits_b
+                ]
+        sa, sb = await sqlite.term_stats(), await pg.term_stats()
+        assert (sa.documents, sa.tokens) == (sb.documents, sb.tokens)
+        assert all(sa.df(t) == sb.df(t) for line in LINES for t in tokens(line[2]))
+        await pg.close()
+    finally:
+        await sqlite.close()
+        await pool.close()
+
+
+def test_match_terms_reads_back_fts_match_and_nothing_else() -> None:
+    terms = ["cat", 'say"hi', "数据"]
+    assert match_terms(fts_match(terms)) == terms
+    for bad in ["cat", '"cat" AND "dog"', '"cat" OR', 'doc : ("cat")', '"cat" NEAR "dog"']:
+        with pytest.raises(ValueError, match="quoted terms"):
+            match_terms(bad)
