@@ -27,7 +27,6 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import aiosqlite
 import anyio
 import msgspec
 
@@ -60,6 +59,7 @@ from souls.recall.context import label
 from souls.recall.potential import PotentialConfig
 from souls.recall.shortlist import EntryIndex, entry_candidate, shortlist
 from souls.recall.surfacing import Surfacings
+from souls.store.batch import Batch
 from souls.store.store import NewEvent, Store
 from supervisor.pace import Pacer
 
@@ -147,8 +147,8 @@ class Plan:
     def __bool__(self) -> bool:
         return bool(self.claims or self.updates or self.questions or self.settled or self.goals)
 
-    async def write(self, db: aiosqlite.Connection, event_ids: Sequence[int], now: float) -> None:
-        """Write the plan; the caller holds the transaction that appends the events."""
+    def write(self, batch: Batch, event_ids: Sequence[int], now: float) -> None:
+        """Add the plan's rows to ``batch``, the transaction that appends the events."""
         self.written = [
             Claim(
                 c.row.id, SLOTS[c.row.slot].type, c.row.subject, c.row.slot, c.row.value,
@@ -158,16 +158,16 @@ class Plan:
             )
             for c in self.claims
         ]  # fmt: skip
-        await db.executemany(
+        batch.executemany(
             f"INSERT INTO claims ({CLAIM_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [msgspec.structs.astuple(claim) for claim in self.written],
         )
-        await db.executemany(
+        batch.executemany(
             "UPDATE claims SET state = ?, valid_to = coalesce(?, valid_to),"
             " recorded_to = coalesce(?, recorded_to) WHERE id = ?",
             [(u.state, u.valid_to, u.recorded_to, u.id) for u in self.updates],
         )
-        await db.executemany(
+        batch.executemany(
             "INSERT INTO questions (id, event_id, asker, session, text, asked, state)"
             " VALUES (?, ?, ?, ?, ?, ?, 'pending')",
             [
@@ -175,12 +175,12 @@ class Plan:
                 for offset, q, asked in self.questions
             ],
         )
-        await db.executemany(
+        batch.executemany(
             "UPDATE questions SET state = ?, resolved = ?, answer = ? WHERE id = ?",
             [(state, now, event_ids[offset], qid) for qid, state, offset in self.settled],
         )
         self.goals = [_sourced(change, event_ids) for change in self.goals]
-        await db.executemany(_GOAL_UPSERT, [_goal_row(change.goal) for change in self.goals])
+        batch.executemany(_GOAL_UPSERT, [_goal_row(change.goal) for change in self.goals])
 
 
 class Knowledge:

@@ -12,30 +12,36 @@ path's three tables).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 import aiosqlite
 
-__all__ = ["MAX_PARAMETERS", "insert_rows"]
+__all__ = ["MAX_PARAMETERS", "insert_rows", "slices"]
 
 # SQLite's default bound-parameter limit: 32,766 since 3.32, 999 before.
 MAX_PARAMETERS = 32_766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
 
 
-async def insert_rows(
-    db: aiosqlite.Connection, head: str, row: str, values: Sequence[object]
-) -> None:
-    """``head VALUES row, row, …`` over ``values``, the rows' parameters flattened in
-    order. ``row`` is one row's template, e.g. ``"(?, 'observation', ?)"``; every
-    ``?`` in it takes the next value."""
+def slices(head: str, row: str, values: Sequence[object]) -> Iterator[tuple[str, Sequence[object]]]:
+    """``head VALUES row, row, …`` statements over ``values``, the rows' parameters
+    flattened in order, each with its slice of the values. ``row`` is one row's
+    template, e.g. ``"(?, 'observation', ?)"``; every ``?`` in it takes the next value."""
     width = row.count("?")
     if not width or len(values) % width:
         raise ValueError(f"{len(values)} values do not fill rows of {width} parameters")
     per = MAX_PARAMETERS // width * width
     for start in range(0, len(values), per):
         part = values[start : start + per]
-        await db.execute(_statement(head, row, len(part) // width), part)
+        yield _statement(head, row, len(part) // width), part
+
+
+async def insert_rows(
+    db: aiosqlite.Connection, head: str, row: str, values: Sequence[object]
+) -> None:
+    """The rows of :func:`slices`, inserted on ``db``."""
+    for sql, part in slices(head, row, values):
+        await db.execute(sql, part)
 
 
 @lru_cache(maxsize=64)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import aiosqlite
+from souls.store.batch import Batch
 
 __all__ = ["AssemblyRow", "Changes", "SummaryVersion", "write_changes"]
 
@@ -82,92 +82,77 @@ class Changes:
         )
 
 
-async def write_changes(db: aiosqlite.Connection, changes: Changes, now: float) -> None:
-    """Write ``changes`` on ``db``; the caller holds the transaction."""
-    if changes.counters:
-        await db.executemany(
-            "INSERT INTO counters (name, value) VALUES (?, ?)"
-            " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
-            list(changes.counters.items()),
-        )
-    if changes.edges:
-        await db.executemany(
-            "INSERT INTO edges (a, b, weight, updated) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (a, b) DO UPDATE SET weight = weight + excluded.weight,"
-            " updated = excluded.updated",
-            [(a, b, weight, now) for (a, b), weight in changes.edges.items()],
-        )
-    if changes.recalled:
-        await db.executemany(
-            "UPDATE memories SET last_recalled = ?, recalls = recalls + 1 WHERE id = ?",
-            [(now, memory_id) for memory_id in sorted(changes.recalled)],
-        )
-    if changes.penalties:
-        await db.executemany(
-            "UPDATE memories SET salience = max(0.0, salience - ?) WHERE id = ?",
-            [(amount, memory_id) for memory_id, amount in changes.penalties.items()],
-        )
-    if changes.markers:
-        await db.executemany(
-            "INSERT INTO markers (topic, valence, weight, updated) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (topic, valence) DO UPDATE SET weight = excluded.weight,"
-            " updated = excluded.updated",
-            [(topic, valence, w, now) for (topic, valence), w in changes.markers.items()],
-        )
-    if changes.marker_labels:
-        # After the weights: a topic's new rows get their label here too.
-        await db.executemany(
-            "UPDATE markers SET label = ? WHERE topic = ? AND label IS NOT ?",
-            [(label, topic, label) for topic, label in changes.marker_labels.items()],
-        )
-    if changes.gaps:
-        await db.executemany(
-            "INSERT INTO gaps (topic, detail, created) VALUES (?, ?, ?)",
-            [(topic, detail, now) for topic, detail in changes.gaps],
-        )
-    if changes.summaries:
-        await db.executemany(
-            "INSERT INTO summaries (layer, text, created, observations, reflector, reason)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (s.layer, s.text, now, s.observations, s.reflector, s.reason)
-                for s in changes.summaries
-            ],
-        )
-    if changes.fired:
-        await db.executemany(
-            "UPDATE due SET fired_at = ? WHERE key = ? AND fired_at IS NULL",
-            [(at, key) for key, at in changes.fired.items()],
-        )
-    if changes.assemblies:
-        await db.executemany(
-            "INSERT INTO assemblies (hash, created, session, query, mode, chars, recalled,"
-            " paused, items, sections) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    a.hash,
-                    now,
-                    a.session,
-                    a.query,
-                    a.mode,
-                    a.chars,
-                    a.recalled,
-                    int(a.paused),
-                    a.items,
-                    a.sections,
-                )
-                for a in changes.assemblies
-            ],
-        )
-    if changes.surfaced:
-        await db.executemany(
-            "INSERT INTO surfaced (item, at) VALUES (?, ?)"
-            " ON CONFLICT (item) DO UPDATE SET at = max(at, excluded.at)",
-            list(changes.surfaced.items()),
-        )
-    if changes.state:
-        await db.executemany(
-            "INSERT INTO soul_state (key, value) VALUES (?, ?)"
-            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            list(changes.state.items()),
-        )
+def write_changes(batch: Batch, changes: Changes, now: float) -> None:
+    """Add the statements that write ``changes`` to ``batch`` (none for what is empty)."""
+    batch.executemany(
+        "INSERT INTO counters (name, value) VALUES (?, ?)"
+        " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
+        list(changes.counters.items()),
+    )
+    batch.executemany(
+        "INSERT INTO edges (a, b, weight, updated) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (a, b) DO UPDATE SET weight = weight + excluded.weight,"
+        " updated = excluded.updated",
+        [(a, b, weight, now) for (a, b), weight in changes.edges.items()],
+    )
+    batch.executemany(
+        "UPDATE memories SET last_recalled = ?, recalls = recalls + 1 WHERE id = ?",
+        [(now, memory_id) for memory_id in sorted(changes.recalled)],
+    )
+    batch.executemany(
+        "UPDATE memories SET salience = max(0.0, salience - ?) WHERE id = ?",
+        [(amount, memory_id) for memory_id, amount in changes.penalties.items()],
+    )
+    batch.executemany(
+        "INSERT INTO markers (topic, valence, weight, updated) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (topic, valence) DO UPDATE SET weight = excluded.weight,"
+        " updated = excluded.updated",
+        [(topic, valence, w, now) for (topic, valence), w in changes.markers.items()],
+    )
+    # After the weights: a topic's new rows get their label here too.
+    batch.executemany(
+        "UPDATE markers SET label = ? WHERE topic = ? AND label IS NOT ?",
+        [(label, topic, label) for topic, label in changes.marker_labels.items()],
+    )
+    batch.executemany(
+        "INSERT INTO gaps (topic, detail, created) VALUES (?, ?, ?)",
+        [(topic, detail, now) for topic, detail in changes.gaps],
+    )
+    batch.executemany(
+        "INSERT INTO summaries (layer, text, created, observations, reflector, reason)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [(s.layer, s.text, now, s.observations, s.reflector, s.reason) for s in changes.summaries],
+    )
+    batch.executemany(
+        "UPDATE due SET fired_at = ? WHERE key = ? AND fired_at IS NULL",
+        [(at, key) for key, at in changes.fired.items()],
+    )
+    batch.executemany(
+        "INSERT INTO assemblies (hash, created, session, query, mode, chars, recalled,"
+        " paused, items, sections) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                a.hash,
+                now,
+                a.session,
+                a.query,
+                a.mode,
+                a.chars,
+                a.recalled,
+                int(a.paused),
+                a.items,
+                a.sections,
+            )
+            for a in changes.assemblies
+        ],
+    )
+    batch.executemany(
+        "INSERT INTO surfaced (item, at) VALUES (?, ?)"
+        " ON CONFLICT (item) DO UPDATE SET at = max(at, excluded.at)",
+        list(changes.surfaced.items()),
+    )
+    batch.executemany(
+        "INSERT INTO soul_state (key, value) VALUES (?, ?)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        list(changes.state.items()),
+    )

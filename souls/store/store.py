@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +29,8 @@ import aiosqlite
 import anyio
 import msgspec
 
+from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
-from souls.store.bulk import insert_rows
 from souls.store.changes import Changes, write_changes
 from souls.store.neighbours import Row, lay_out, tails
 from souls.store.schema import MIGRATIONS
@@ -62,9 +62,9 @@ _SUPERSEDED = (
 Synchronous = Literal["off", "normal", "full", "extra"]
 
 
-# Rows derived from appended events (claims, questions...), written in their transaction
-# once their ids are known: (connection, the new event ids in order, now).
-Derived = Callable[[aiosqlite.Connection, Sequence[int], float], Awaitable[None]]
+# Rows derived from appended events (claims, questions...), added to their transaction's
+# batch once their ids are known: (the batch, the new event ids in order, now).
+Derived = Callable[[Batch, Sequence[int], float], None]
 
 
 class NewEvent(msgspec.Struct, frozen=True, gc=False):
@@ -291,6 +291,19 @@ class Store:
                 raise DiskFull(self.path) from exc
             raise
 
+    async def commit(self, batch: Batch) -> None:
+        """Run ``batch`` as one transaction in one round trip (:mod:`souls.store.batch`).
+
+        A full disk raises DiskFull, with nothing of the batch kept."""
+        if not batch:
+            return
+        try:
+            await commit(self._db, batch)
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                raise DiskFull(self.path) from exc
+            raise
+
     async def _migrate(self) -> None:
         await self._db.execute(
             "CREATE TABLE IF NOT EXISTS migrations"
@@ -366,47 +379,44 @@ class Store:
                 e.session, e.ts, e.recorded, e.salience, e.text, e.person,
             )  # fmt: skip
             memory_values += (memory_id, event_id, e.text, e.salience, e.recorded, e.surprise)
+        if events:
+            # The sessions' last rows so far, read before the new rows exist (the soul
+            # is its store's only writer: nothing changes them before the commit).
+            last = await tails(self._db, [e.session for e in events], self.context_turns)
+            rows, rewritten = lay_out(
+                [(first_memory + i, e.session, e.doc) for i, e in enumerate(events)],
+                last,
+                self.context_turns,
+            )
+        batch = Batch()
+        batch.insert_rows(
+            "INSERT INTO events (id, ref, kind, channel, sender, grp, mentioned,"
+            " session, ts, recorded, salience, text, person)",
+            "(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            event_values,
+        )
+        batch.insert_rows(
+            "INSERT INTO memories (id, kind, event_id, text, salience, created, surprise)",
+            "(?,'observation',?,?,?,?,?)",
+            memory_values,
+        )
+        batch.insert_rows(
+            "INSERT INTO memory_fts (rowid, doc, prior, later)",
+            "(?,?,?,?)",
+            [v for r in rows for v in (r.memory_id, r.doc, r.prior, r.later)],
+        )
+        batch.executemany(
+            "UPDATE memory_fts SET later = ? WHERE rowid = ?",
+            [(new.later, new.memory_id) for _, new in rewritten],
+        )
+        if changes:
+            write_changes(batch, changes, now)
+        if derived is not None:
+            derived(batch, range(first_event, first_event + len(events)), now)
         # Shielded: once a batch is handed to SQLite it is finished (committed or rolled
         # back) before anyone can observe a cancellation, so a reply never misreports it.
         with anyio.CancelScope(shield=True):
-            async with self.transaction() as db:
-                if events:
-                    # Read before the new rows exist: the sessions' last rows so far.
-                    last = await tails(db, [e.session for e in events], self.context_turns)
-                    await insert_rows(
-                        db,
-                        "INSERT INTO events (id, ref, kind, channel, sender, grp, mentioned,"
-                        " session, ts, recorded, salience, text, person)",
-                        "(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        event_values,
-                    )
-                    await insert_rows(
-                        db,
-                        "INSERT INTO memories (id, kind, event_id, text, salience, created,"
-                        " surprise)",
-                        "(?,'observation',?,?,?,?,?)",
-                        memory_values,
-                    )
-                    rows, rewritten = lay_out(
-                        [(first_memory + i, e.session, e.doc) for i, e in enumerate(events)],
-                        last,
-                        self.context_turns,
-                    )
-                    await insert_rows(
-                        db,
-                        "INSERT INTO memory_fts (rowid, doc, prior, later)",
-                        "(?,?,?,?)",
-                        [v for r in rows for v in (r.memory_id, r.doc, r.prior, r.later)],
-                    )
-                    if rewritten:
-                        await db.executemany(
-                            "UPDATE memory_fts SET later = ? WHERE rowid = ?",
-                            [(new.later, new.memory_id) for _, new in rewritten],
-                        )
-                if changes:
-                    await write_changes(db, changes, now)
-                if derived is not None:
-                    await derived(db, range(first_event, first_event + len(events)), now)
+            await self.commit(batch)
         # Only advance once committed: a rolled-back batch must not leave holes that a
         # restarted soul would not reproduce.
         self._next_event += len(events)
