@@ -319,6 +319,14 @@ _ZH = re.compile(
     rf"(?P<adv>(?:刚刚|刚|已经|终于|也|还|又|都|一起|总算|第一次|专门)*)"
     rf"(?P<verb>[{HAN}]{{1,2}}?)(?P<mark>了|过)(?P<obj>[^\s，。！？、,.!?；;：:~～…）)」』]{{0,24}})"
 )
+# ... and a move with its direction, 了 closing the sentence: 我们从北京搬到上海了,
+# 我终于回到家了. The value runs from the 从 phrase, when there is one, to the place.
+_ZH_MOVE = re.compile(
+    rf"我(?:们)?(?:(?:和|跟)[{HAN}A-Za-z]{{1,6}}?(?:一起)?)?(?:{_ZH_TIME})?"
+    rf"(?:刚刚|刚|已经|终于|也|还|又|都|一起|总算)*(?P<from>从[{HAN}A-Za-z]{{1,8}}?)?"
+    rf"(?P<verb>搬|搬家|迁|回|飞|开|走|转学|调)(?P<dir>到|进|回|去|来)了?"
+    rf"(?P<obj>[{HAN}A-Za-z]{{2,10}}?)了?(?=$|[\s，。！？、,.!?；;：:~～…）)」』]|啊|呀|啦|哦)"
+)
 _ZH_NOT_VERBS = frozenset(
     """是 有 觉得 知道 说 想 累 困 饿 忙 好 对 错 懂 明白 开心 高兴 难过 疯 死 怕 算 够 行 完
     忘 受 不 没 别 太 很 真 最 可 能 会 要 就 该""".split()
@@ -342,6 +350,17 @@ def _chinese(sentence: str, ts: float) -> Iterator[EventMatch]:
         if obj.startswith(("你", "您", "这", "那", "它")) or (len(obj) < 2 and when is None):
             continue
         start, end = m.start("verb"), m.start("obj") + len(obj)
+        quote_start = min(m.start(), when.start if when else m.start())
+        quote_end = max(end, when.end if when else end)
+        yield EventMatch(sentence[start:end], quote_start, quote_end, when)
+    for m in _ZH_MOVE.finditer(sentence):
+        if _ZH_NEGATION.search(sentence[m.start() : m.start("verb")]):
+            continue
+        obj = m.group("obj").removesuffix("了")
+        if obj.startswith(("你", "您", "这", "那", "哪")) or (len(obj) < 2 and when is None):
+            continue
+        start = m.start("from") if m.group("from") else m.start("verb")
+        end = m.start("obj") + len(obj)
         quote_start = min(m.start(), when.start if when else m.start())
         quote_end = max(end, when.end if when else end)
         yield EventMatch(sentence[start:end], quote_start, quote_end, when)

@@ -27,6 +27,7 @@ __all__ = [
     "OBJ",
     "ORG",
     "PARTNER",
+    "PHONE",
     "PLACE",
     "SIBLING",
     "STOPS",
@@ -40,6 +41,7 @@ __all__ = [
     "ZH_MD",
     "ZH_NAME",
     "ZH_PARTNER",
+    "ZH_PAST",
     "ZH_PHRASE",
     "ZH_PHRASE_END",
     "ZH_PLACE_END",
@@ -120,6 +122,11 @@ ZH_DATE = (
     r"大后天|后天|明天|明早|明晚|今天|今晚|(?:下个?|这个?|本)?(?:周|星期|礼拜)[一二三四五六日天]"
     r"(?![定直起样般些点])|(?:\d{4}年)?\d{1,2}月\d{1,2}[日号]"
 )
+# When something happened, said before the verb: 我们去年从北京搬到上海了.
+ZH_PAST = r"去年|前年|今年|上个?月|上周|上星期|上礼拜|最近|刚刚|前几天|前阵子|年初|\d{4}年"
+# A phone number as people write it: +86 138 1234 5678, (555) 123-4567, 13812345678. The
+# validator counts its digits (7 to 15, as E.164 allows).
+PHONE = r"\+?\(?\d[\d\s().\-]{4,22}\d(?![\d\-])"
 WILL = rf"(?:{AP}ll|\s+will)"
 BE = rf"(?:{AP}m|{AP}re|\s+am|\s+are)"
 

@@ -2,7 +2,7 @@
 """The rule table of claim extraction: what a rule is, and every English and Chinese rule.
 
 ``RULES`` holds, by family, the patterns for names, pets, partner, places and hometown,
-job and employer, likes and dislikes, birthday and language, then promises and plans.
+job and employer, phone number, likes and dislikes, birthday and language, then promises and plans.
 ``souls.knowledge.claim_rules`` applies them. What a caller may rely on:
 
 - Every named group of a pattern is a slot name of ``souls.knowledge.claims.SLOTS``.
@@ -30,6 +30,7 @@ from souls.knowledge.claim_fragments import (
     OBJ,
     ORG,
     PARTNER,
+    PHONE,
     PLACE,
     SIBLING,
     STOPS,
@@ -42,6 +43,7 @@ from souls.knowledge.claim_fragments import (
     ZH_MD,
     ZH_NAME,
     ZH_PARTNER,
+    ZH_PAST,
     ZH_PHRASE,
     ZH_PHRASE_END,
     ZH_PLACE_END,
@@ -63,6 +65,10 @@ class Rule:
     # sentences skip most patterns on this cheap check.
     trigger: Trigger
     dated: bool = False
+    # The pattern's own words say what its value is (a job change names the workplace):
+    # a bare name will do where the slot's validator would want a telling suffix (腾讯,
+    # not only 腾讯公司). See claim_validators.NAMED.
+    named: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +89,15 @@ def _trigger(words: str, han: str = "") -> Trigger:
     return Trigger(frozenset(words.split()), tuple(han.split("|")) if han else ())
 
 
-def _rules(*patterns: str, trigger: Trigger, dated: bool = False) -> list[Rule]:
-    return [Rule(re.compile(p), trigger, dated) for p in patterns]
+def _rules(
+    *patterns: str, trigger: Trigger, dated: bool = False, named: bool = False
+) -> list[Rule]:
+    return [Rule(re.compile(p), trigger, dated, named) for p in patterns]
 
+
+_WORK = _trigger(
+    "work m am job position role started began switched", "一名|工作|职业|上班|任职|实习|跳槽|入职"
+)
 
 # Order matters only among plans and commitments: the first rule that covers an action
 # claims it, so a promise is never also read as a plan.
@@ -159,9 +171,16 @@ RULES: tuple[Rule, ...] = (
         # places
         rf"(?i:\b(?:i|we)\s+(?:still\s+|now\s+|currently\s+)?live\s+in"
         rf"|\bi(?:{AP}m|\s+am)\s+(?:now\s+|currently\s+)?living\s+in"
-        rf"|\b(?:i|we)(?:\s+have|{AP}ve)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to)"
+        rf"|\b(?:i|we)(?:\s+have|{AP}ve)?\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?"
+        rf"(?:moved|relocated)\s+(?:back\s+|over\s+)?to)"
         rf"\s+(?:the\s+)?(?P<location>{PLACE})",
-        rf"我(?:们)?(?:现在|目前|一直|已经)?(?:住在|生活在|搬到了?|搬去了?|搬家到了?)"
+        # a move from one place to another: where the speaker lives now is the second
+        rf"(?i:\b(?:i|we)(?:\s+have|{AP}ve)?\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?"
+        rf"(?:moved|relocated)(?:\s+(?:all\s+the\s+way|back))?\s+from)\s+(?:the\s+)?{PLACE}"
+        rf"\s+(?i:to)\s+(?:the\s+)?(?P<location>{PLACE})",
+        rf"我(?:们)?(?:{ZH_PAST})?(?:现在|目前|一直|已经|刚|终于)?(?:住在|生活在|搬到了?|搬去了?"
+        rf"|搬家到了?)(?P<location>[{HAN}]{{2,8}}?){ZH_PLACE_END}",
+        rf"我(?:们)?(?:{ZH_PAST})?(?:已经|刚|终于)?从[{HAN}]{{2,8}}?(?:搬家?|迁)(?:到|去|来)了?"
         rf"(?P<location>[{HAN}]{{2,8}}?){ZH_PLACE_END}",
         rf"(?i:\bi(?:{AP}m|\s+am)\s+(?:originally\s+)?from|\bi\s+(?:was\s+born\s+and\s+raised"
         rf"|grew\s+up|was\s+born|was\s+raised)\s+in|\bmy\s+hometown\s+is)\s+(?:the\s+)?"
@@ -195,9 +214,29 @@ RULES: tuple[Rule, ...] = (
         rf"我(?:现在|目前)?是一名(?P<job>[{HAN}]{{2,8}}?)(?=$|[{STOPS}]|在|了)",
         rf"我的(?:工作|职业)是(?P<job>[{HAN}]{{2,8}}?)(?=$|[{STOPS}]|在|了)",
         rf"我(?:现在|目前)?在(?P<employer>[{HAN}]{{2,12}}?|{ORG})(?:工作|上班|任职|实习)",
+        trigger=_WORK,
+    ),
+    *_rules(
+        # a job change names the workplace: a bare company name (腾讯) will do
+        rf"我(?:已经|刚|终于)?(?:换了?(?:新)?工作|跳槽)了?[，,]\s*(?:我)?(?:现在|目前)?"
+        rf"(?:去|在|到)了?(?P<employer>[{HAN}]{{2,8}}?|{ORG})(?:工作|上班|任职)",
+        rf"我(?:已经|刚|终于)?(?:跳槽|入职)(?:到|去)?了?(?P<employer>[{HAN}]{{2,8}}?|{ORG})"
+        rf"(?=$|[{STOPS}]|了|啦|啊)",
+        trigger=_WORK,
+        named=True,
+    ),
+    *_rules(
+        # phone number (one at a time: a new number replaces the old)
+        rf"(?i:\bmy\s+(?:new\s+|current\s+|personal\s+)?(?:(?:cell|mobile|phone|cellphone"
+        rf"|telephone)(?:\s+(?:phone\s+)?number)?|number)(?:\s+is(?:\s+now)?|{AP}s|:"
+        rf"|\s+(?:has\s+)?changed\s+to)|\b(?:you\s+can\s+)?(?:reach|call|text)\s+me\s+"
+        rf"(?:at|on))\s*(?P<phone>{PHONE})",
+        rf"我(?:的)?(?:新的?|现在的)?(?:手机号码?|手机|电话号码?|电话|号码)(?:换成了?|改成了?"
+        rf"|变成了?|现在是|是|为|：|:)\s*(?P<phone>{PHONE})",
+        rf"我(?:已经|刚)?换(?:了)?(?:手机)?号(?:码)?了?[，,]\s*(?:我的)?(?:新的?)(?:手机)?号码?"
+        rf"(?:是|为|：|:)\s*(?P<phone>{PHONE})",
         trigger=_trigger(
-            "work m am job position role started began switched",
-            "一名|工作|职业|上班|任职|实习|跳槽",
+            "number phone cell mobile cellphone telephone reach call text", "手机|电话|号"
         ),
     ),
     *_rules(

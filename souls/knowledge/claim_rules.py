@@ -33,7 +33,7 @@ from souls.knowledge.claim_events import find_events
 from souls.knowledge.claim_fragments import AP
 from souls.knowledge.claim_patterns import RULES, WORDS, Rule, Trigger
 from souls.knowledge.claim_scan import Claimed, Cue, Quotes, ends_at
-from souls.knowledge.claim_validators import VALIDATORS
+from souls.knowledge.claim_validators import NAMED, VALIDATORS
 
 __all__ = ["Confidence", "RuleMatch", "find_claims", "find_due"]
 
@@ -227,7 +227,8 @@ def _sentence_claims(said: _Said, rules: list[Rule]) -> Iterator[RuleMatch]:
                     continue
                 value = _clean(slot, raw)
                 after = sentence[m.end(slot) : m.end(slot) + _AFTER]
-                if not (value and VALIDATORS[slot](value, after)):
+                valid = NAMED.get(slot, VALIDATORS[slot]) if rule.named else VALIDATORS[slot]
+                if not (value and valid(value, after)):
                     break  # one implausible value discredits the whole match
                 facts.append(
                     RuleMatch(

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from souls.knowledge.claim_fragments import HAN
 
-__all__ = ["VALIDATORS"]
+__all__ = ["NAMED", "VALIDATORS"]
 
 _NAME_STOP = frozenset(
     """I The A An Not Just Here There Back Home Sorry Sure Fine Good Okay OK Yes No Please
@@ -33,6 +33,16 @@ _ZH_ORG_SUFFIX = (
     "公司 集团 银行 医院 学校 大学 中学 小学 研究所 研究院 工作室 事务所 出版社 报社 电视台"
     " 科技 网络 餐厅 酒店 超市 工厂 厂 局 中心 幼儿园".split()
 )
+# What a bare workplace name must not be: a place (在北京上班 says where, not for whom),
+# or something counted (一家公司).
+_ZH_PLACE_SUFFIX = tuple("市 省 区 县 镇 村 路 街 州".split())
+_ZH_PLACES = frozenset(
+    """北京 上海 天津 重庆 广州 深圳 杭州 南京 苏州 成都 武汉 西安 长沙 郑州 青岛 厦门 大连 沈阳
+    哈尔滨 济南 合肥 福州 昆明 南宁 贵阳 兰州 太原 石家庄 南昌 宁波 无锡 东莞 佛山 珠海 香港
+    澳门 台北 广东 浙江 江苏 四川 湖北 湖南 山东 河南 河北 福建 云南 海南 东北 国外 海外 外地
+    老家 本地 美国 英国 日本 德国 法国 加拿大 澳洲 新加坡 韩国""".split()
+)
+_ZH_COUNTED = tuple("一 两 几 某 这 那 哪 每".split())
 _GENERIC_START = frozenset(
     """it it's that this these those them him her his you your me us their its what how when
     where which who why whatever here there everything anything something nothing everyone
@@ -45,6 +55,8 @@ _GENERIC_NOUN = frozenset(
 _COGNITIVE = frozenset("think say know believe imagine see hear be have get".split())
 _ZH_GENERIC = frozenset("东西 事情 样子 感觉 想法 主意 这样 那样".split())
 _HAS_HAN = re.compile(f"[{HAN}]")
+# A date or a time written in digits is no phone number (2024-06-01, 12.05.2024).
+_DATE_LIKE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
 
 
 def _valid_name(value: str, after: str) -> bool:
@@ -69,8 +81,28 @@ def _valid_job(value: str, after: str) -> bool:
 
 def _valid_employer(value: str, after: str) -> bool:
     if _HAS_HAN.search(value):
-        return value.endswith(tuple(_ZH_ORG_SUFFIX)) and not value.startswith(_ZH_PRONOUN)
+        return value.endswith(tuple(_ZH_ORG_SUFFIX)) and not value.startswith(
+            (*_ZH_PRONOUN, *_ZH_COUNTED)
+        )
     return value.split()[0] not in _NAME_STOP
+
+
+def _valid_phone(value: str, after: str) -> bool:
+    digits = sum(c.isdigit() for c in value)
+    return 7 <= digits <= 15 and not _DATE_LIKE.fullmatch(value)
+
+
+def _valid_named_employer(value: str, after: str) -> bool:
+    """A workplace the sentence says is one (我跳槽到字节了): any name that is no place."""
+    if not _HAS_HAN.search(value):
+        return _valid_employer(value, after)
+    return (
+        not value.startswith((*_ZH_PRONOUN, *_ZH_COUNTED))
+        and value not in _ZH_GENERIC_PLACE
+        and value not in _ZH_PLACES
+        and not value.endswith(_ZH_PLACE_SUFFIX)
+        and "的" not in value
+    )
 
 
 def _valid_object(value: str, after: str) -> bool:
@@ -92,6 +124,9 @@ def _always(value: str, after: str) -> bool:
     return True
 
 
+# For the rules whose own words say what the value is (claim_patterns.Rule.named).
+NAMED: dict[str, Callable[[str, str], bool]] = {"employer": _valid_named_employer}
+
 VALIDATORS: dict[str, Callable[[str, str], bool]] = {
     "name": _valid_name,
     "pet_name": _valid_name,
@@ -107,5 +142,6 @@ VALIDATORS: dict[str, Callable[[str, str], bool]] = {
     "likes": _valid_object,
     "dislikes": _valid_object,
     "birthday": _always,
+    "phone": _valid_phone,
     "language": _always,
 }

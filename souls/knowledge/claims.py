@@ -141,6 +141,7 @@ SLOTS: Mapping[str, SlotSpec] = types.MappingProxyType(
             single=False, description="something the speaker dislikes", opposite="likes"
         ),
         "allergy": SlotSpec(single=False, description="something the person is allergic to"),
+        "phone": SlotSpec(single=True, description="the speaker's phone number"),
         "commitment": SlotSpec(
             single=False, description="a promise the speaker made to the listener", dated=True
         ),

@@ -145,7 +145,7 @@ SOURCES: list[tuple[str, list[Fact]]] = [
 SECRETS = [(text, secret, quote) for text, ((secret, quote),) in parse(SECRET_CORPUS)]
 
 INVENTED_SLOTS = [
-    "favourite_color", "ssn", "user.pet.name", "Pet_Name", "pet name", "home_address", "phone",
+    "favourite_color", "ssn", "user.pet.name", "Pet_Name", "pet name", "home_address", "phone_no",
     "email", "salary", "religion", "password", "", "name ", "likes\n", "名字", "PLAN",
 ]  # fmt: skip
 FILLERS = {True: ["真的", "其实", "一直"], False: ["really ", "actually ", "always "]}

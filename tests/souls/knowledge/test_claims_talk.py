@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
+from souls.knowledge.claims import looks_like_secret
 from souls.knowledge.entries import Claim
 from souls.knowledge.knowledge import Knowledge, KnowledgeConfig
 from souls.messages import ClaimAdd
 from souls.store.store import NewEvent, Store
 from souls.text.tokenize import fts_document
+from supervisor.errors import RejectedInput
 
 SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp()  # a Monday
 DAY = 86_400.0
@@ -270,3 +272,103 @@ async def test_stated_entries_normalise_legacy_types_pass_the_gate_and_follow_li
         assert stated["claim"].subject == "Melanie"  # type: ignore[attr-defined]
         again = await entries.state(ClaimAdd(value="oolong", slot="likes", subject="MELANIE"), SAID)
         assert again["outcome"] == "duplicate"
+
+
+async def test_a_job_change_to_a_bare_company_name_supersedes_the_employer(
+    tmp_path: Path,
+) -> None:
+    async with knowing(tmp_path) as (store, knowledge):
+        await say(
+            store,
+            knowledge,
+            event("我在华为公司上班。"),
+            event("我换工作了，现在在腾讯上班", ts=SAID + DAY),
+        )
+        employers = await rows(knowledge, "employer")
+        assert {v: c.state for v, c in employers.items()} == {
+            "华为公司": "superseded",
+            "腾讯": "active",
+        }
+        await say(store, knowledge, event("我跳槽到字节了！", ts=SAID + 2 * DAY))
+        assert {v: c.state for v, c in (await rows(knowledge, "employer")).items()} == {
+            "华为公司": "superseded",
+            "腾讯": "superseded",
+            "字节": "active",
+        }
+    # A place, something counted or somewhere generic is no workplace, even after a change.
+    async with knowing(tmp_path / "places") as (store, knowledge):
+        await say(
+            store,
+            knowledge,
+            event("我换工作了，现在在北京上班"),
+            event("我换工作了，现在在家上班"),
+            event("我换工作了，现在在一家小公司上班"),
+            event("我换工作了，现在在朝阳区上班"),
+        )
+        assert await rows(knowledge, "employer") == {}
+
+
+@pytest.mark.parametrize(
+    ("before", "move", "now"),
+    [
+        ("I live in Paris.", "We moved from Paris to Lyon in June.", "Lyon"),
+        ("I live in Paris.", "we finally moved back to Boston", "Boston"),
+        ("我住在北京。", "我们从北京搬到上海了", "上海"),
+        ("我住在北京。", "我们去年从北京搬到了杭州。", "杭州"),
+    ],
+)
+async def test_a_move_from_one_place_to_another_supersedes_the_location(
+    tmp_path: Path, before: str, move: str, now: str
+) -> None:
+    async with knowing(tmp_path) as (store, knowledge):
+        await say(store, knowledge, event(before), event(move, ts=SAID + DAY))
+        locations = await rows(knowledge, "location")
+        old = next(v for v in locations if v != now)
+        assert {v: c.state for v, c in locations.items()} == {old: "superseded", now: "active"}
+        # The move is also told as what happened.
+        (told,) = await rows(knowledge, "event")
+        assert now in told
+        assert "from" in told or "从" in told or "back" in told
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "new"),
+    [
+        ("My phone number is +1 (555) 123-4567.", "my new number is 555-987-6543", "555-987-6543"),
+        ("我的手机号是13812345678", "我换号了，新号码是139 1234 5678", "139 1234 5678"),
+        ("You can reach me at 020 7946 0958", "My cell is now 07700 900123.", "07700 900123"),
+    ],
+)
+async def test_a_phone_number_is_one_slot_a_new_number_supersedes(
+    tmp_path: Path, first: str, second: str, new: str
+) -> None:
+    async with knowing(tmp_path) as (store, knowledge):
+        await say(store, knowledge, event(first), event(second, ts=SAID + DAY))
+        phones = await rows(knowledge, "phone")
+        assert len(phones) == 2
+        assert {v: c.state for v, c in phones.items() if v == new} == {new: "active"}
+        assert [c.state for v, c in phones.items() if v != new] == ["superseded"]
+    # The intake's credential rules let a phone number through (it is no secret), and the
+    # claim's credential gate passes it.
+    for text in (first, second):
+        HygieneGate(HygieneConfig()).check(text)  # raises RejectedInput on a credential
+    assert not any(looks_like_secret(phone, claim.quote) for phone, claim in phones.items())
+    # A secret said beside a number still is one.
+    with pytest.raises(RejectedInput):
+        HygieneGate(HygieneConfig()).check("my password is 13812345678")
+
+
+async def test_what_is_no_phone_number_gives_no_phone(tmp_path: Path) -> None:
+    async with knowing(tmp_path) as (store, knowledge):
+        await say(
+            store,
+            knowledge,
+            event("my number is 7 on the team"),
+            event("My number is 12.05.2024"),
+            event("his number is 555-123-4567"),
+            event("my pin is 4829"),
+            event("My card number is 4111 1111 1111 1111"),
+            event("what's my number?"),
+            event("if my number is 555-123-4567 they will call"),
+        )
+        assert await rows(knowledge, "phone") == {}
