@@ -6,6 +6,11 @@ the daemon is down is a tool error saying to start it; the next call after
 ``soupd start`` works). A daemon error reply becomes a tool error (``isError``) that
 carries the daemon's code and message unchanged.
 
+Every tool says what it does to the soul (``readOnlyHint``, ``destructiveHint``,
+``idempotentHint``) and the shape of its structured result (``outputSchema``); a soul's
+context and memory map are also resources (``soupd://SOUL/context``,
+``soupd://SOUL/map``), and the server's instructions tell an agent how to use it all.
+
 Stdout carries MCP frames only; anything else goes to stderr.
 """
 
@@ -21,11 +26,15 @@ from typing import Any
 from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from channels.client import Client
-from supervisor.errors import InvalidParams, SoupdError
+from supervisor.errors import DaemonNotRunning, InvalidParams, SoupdError, UnknownSoul
 
-__all__ = ["TOOLS", "Tool", "serve", "tool_list"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "Tool", "check_soul", "serve", "tool_list"]
+
+# JSON-RPC error of a resource the server does not have (MCP's resources/read).
+RESOURCE_NOT_FOUND = -32002
 
 Shape = Callable[[Any], tuple[str, Any]]
 
@@ -62,6 +71,61 @@ def _integer(description: str, **extra: Any) -> dict[str, Any]:
     return {"type": "integer", "description": description, **extra}
 
 
+def _boolean(description: str) -> dict[str, Any]:
+    return {"type": "boolean", "description": description}
+
+
+# Output schemas: the keys a result always has, typed; more keys may come (a result
+# grows fields over releases), so objects stay open.
+_INT: dict[str, Any] = {"type": "integer"}
+_NUM: dict[str, Any] = {"type": "number"}
+_STR: dict[str, Any] = {"type": "string"}
+_BOOL: dict[str, Any] = {"type": "boolean"}
+_OPT_STR: dict[str, Any] = {"type": ["string", "null"]}
+_OPT_INT: dict[str, Any] = {"type": ["integer", "null"]}
+
+
+def _array(items: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": dict(items)}
+
+
+def _object(**properties: Mapping[str, Any]) -> dict[str, Any]:
+    """An object with these keys, all required."""
+    return {
+        "type": "object",
+        "properties": {key: dict(value) for key, value in properties.items()},
+        "required": list(properties),
+    }
+
+
+_CLAIM = _object(
+    id=_INT, type=_STR, subject=_STR, slot=_OPT_STR, value=_STR, state=_STR, confidence=_STR
+)
+_GOAL = _object(
+    id=_INT,
+    speaker=_STR,
+    statement=_STR,
+    domain=_STR,
+    priority=_INT,
+    state=_STR,
+    triggers=_array(_STR),
+    progress=_array(_object(at=_NUM, text=_STR)),
+)
+_FORGOTTEN = _object(
+    events=_INT,
+    memories=_INT,
+    edges=_INT,
+    summaries=_INT,
+    markers=_INT,
+    card_lines=_INT,
+    claims=_INT,
+    questions=_INT,
+    scrubbed=_INT,
+    goals=_INT,
+    dry_run=_BOOL,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
     """One MCP tool: a socket method, its arguments (JSON Schema properties, passed
@@ -77,6 +141,13 @@ class Tool:
     shape: Shape = _as_json
     # Whether the tool works on one soul (its params carry ``soul``).
     per_soul: bool = True
+    # What it does to the soul (MCP's hints): only reads; may remove or overwrite what
+    # the soul holds; repeating the same call changes nothing more.
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    # JSON Schema of its structured result (``structuredContent``).
+    output: Mapping[str, Any] | None = None
 
 
 TOOLS: tuple[Tool, ...] = (
@@ -94,6 +165,7 @@ TOOLS: tuple[Tool, ...] = (
             "ref": _string("A unique key for this event (e.g. a message id), for idempotency."),
         },
         ("text",),
+        output=_object(event_id=_OPT_INT, status=_STR),
     ),
     Tool(
         "search",
@@ -115,6 +187,18 @@ TOOLS: tuple[Tool, ...] = (
         ("query",),
         fixed={"explain": True},
         shape=_search_items,
+        read_only=True,
+        output=_object(
+            items=_array(
+                _object(
+                    id=_STR,
+                    text=_STR,
+                    relevance=_NUM,
+                    why=_array(_STR),
+                    refs=_array(_STR),
+                )
+            )
+        ),
     ),
     Tool(
         "get_context",
@@ -127,17 +211,25 @@ TOOLS: tuple[Tool, ...] = (
             "session": _string("The conversation, so recalls count against its budget."),
         },
         shape=_context_text,
+        read_only=True,
+        output=_object(text=_STR, hash=_STR),
     ),
     Tool(
         "forget",
         "forget",
-        "Delete events from the soul's memory for good, with everything derived from "
-        "them. Give exactly one of ref or match. Use it when the user asks you to forget "
-        "something; returns how much was deleted.",
+        "DESTRUCTIVE, cannot be undone: delete events from the soul's memory for good, "
+        "with everything derived from them (memories, claims, goals, summaries, card "
+        "lines). Give exactly one of ref or match. Use it only when the user asks you to "
+        "forget something; call it with dry_run first to see how much would go, tell the "
+        "user, then call it again without dry_run. Returns the counts.",
         {
             "ref": _string("Delete the event stored with this ref."),
             "match": _string("Delete every event whose text contains this (any case)."),
+            "dry_run": _boolean("Only count what would be deleted; delete nothing."),
         },
+        destructive=True,
+        idempotent=True,
+        output=_FORGOTTEN,
     ),
     Tool(
         "check_confidence",
@@ -146,6 +238,13 @@ TOOLS: tuple[Tool, ...] = (
         "a score and the known gaps. Use it before stating something as fact.",
         {"topic": _string("The topic, in a few words.")},
         ("topic",),
+        read_only=True,
+        output=_object(
+            topic=_STR,
+            state={"type": "string", "enum": ["confident", "uncertain", "low_confidence"]},
+            score=_NUM,
+            gaps=_array({}),
+        ),
     ),
     Tool(
         "set_reminder",
@@ -157,40 +256,106 @@ TOOLS: tuple[Tool, ...] = (
             "at": _string("When: ISO 8601, e.g. 2026-11-29T09:30:00Z (UTC when no zone)."),
         },
         ("text", "at"),
+        output=_object(
+            pending=_array(_object(key=_STR, due=_NUM, text=_STR)),
+            errors=_array({}),
+            fired=_array({}),
+        ),
     ),
     Tool(
         "draw_lightning",
         "lightning",
         "Draw the soul's conclusion cards at random and judge them against a topic, to find "
         "a connection nobody asked for; most draws stay silent (not presented). Use it when "
-        "stuck or looking for a fresh angle; the user's verdicts go to give_verdict.",
+        "stuck or looking for a fresh angle; show a presented draw to the user and pass "
+        "their verdicts to give_verdict.",
         {
             "topic": _string("What the cards are judged against, e.g. the current problem."),
             "seed": _integer("Reproduce an earlier draw: its seed (from the ledger)."),
         },
+        output=_object(draw=_INT, seed=_INT, topic=_STR, cards=_array(_INT), presented=_BOOL),
     ),
     Tool(
         "give_verdict",
         "verdict",
-        "Record the user's verdict on one card of a presented draw (from draw_lightning); "
-        "one per card. A strong approval points at a card line and makes the card drawn more.",
+        "Record the USER's verdict on one card of a presented draw (from draw_lightning); "
+        "one per card. Verdicts belong to the user: ask them and pass on what they said; "
+        "never judge a card yourself or guess their verdict. A strong approval points at a "
+        "card line and makes the card drawn more.",
         {
             "draw": _integer("The draw's number."),
             "card": _integer("The card's number."),
             "verdict": _string(
-                "How useful the card was here.",
+                "The user's verdict: how useful the card was here.",
                 enum=["strong", "approve", "neutral", "oppose"],
             ),
             "line": _integer("For strong: the card line (conclusion number) it points at."),
         },
         ("draw", "card", "verdict"),
+        output=_object(draw=_INT, card=_INT, verdict=_STR, line=_OPT_INT),
     ),
     Tool(
         "list_claims",
         "claims",
         "The facts, rules and claims the soul holds (with ids c7, r3), and its unanswered "
         "questions. Use it to check what is known before asking the user again.",
-        {"all": {"type": "boolean", "description": "Superseded and retracted ones too."}},
+        {"all": _boolean("Superseded and retracted ones too.")},
+        read_only=True,
+        output=_object(claims=_array(_CLAIM), questions=_array({})),
+    ),
+    Tool(
+        "add_claim",
+        "claim.add",
+        "State a fact, preference or rule the user told you, as a claim (c12) the soul "
+        "holds until it is corrected or retracted. A claim on the same subject and slot "
+        "as an active one supersedes it.",
+        {
+            "value": _string("The claim, in plain words (e.g. 'prefers tea')."),
+            "type": _string(
+                "What sort of claim (default fact).",
+                enum=["fact", "rule", "event", "decision", "preference", "experience", "identity"],
+            ),
+            "slot": _string(
+                "What it is about, so a later claim on it supersedes this one (e.g. location, "
+                "employer); an unknown slot is refused with the list."
+            ),
+            "subject": _string("Whom it is about (default: user)."),
+            "confidence": _string("How sure (default high).", enum=["high", "medium", "low"]),
+        },
+        ("value",),
+        output=_object(claim=_CLAIM, outcome=_STR),
+    ),
+    Tool(
+        "correct_claim",
+        "claim.correct",
+        "Correct a claim the soul holds (when the user says it is wrong): the old claim is "
+        "closed and a new one with the corrected value replaces it.",
+        {
+            "id": _integer("The claim's number (7 for c7)."),
+            "value": _string("The corrected value."),
+        },
+        ("id", "value"),
+        destructive=True,
+        output=_object(claim=_CLAIM, closed=_array(_INT)),
+    ),
+    Tool(
+        "retract_claim",
+        "claim.retract",
+        "Retract a claim (when the user says it no longer holds or never did): it stops "
+        "being used; list_claims with all shows it as retracted.",
+        {"id": _integer("The claim's number (7 for c7).")},
+        ("id",),
+        destructive=True,
+        idempotent=True,
+        output=_object(claim=_CLAIM, closed=_array(_INT)),
+    ),
+    Tool(
+        "list_goals",
+        "goals",
+        "The goals, plans and values the soul knows of (g3...), with their state, "
+        "priority and progress notes.",
+        read_only=True,
+        output=_object(goals=_array(_GOAL)),
     ),
     Tool(
         "update_goal",
@@ -211,11 +376,33 @@ TOOLS: tuple[Tool, ...] = (
             "triggers": {
                 "type": "array",
                 "items": {"type": "string"},
-                "description": "Phrases that should bring the goal to mind (1-2).",
+                "description": "Phrases that should bring the goal to mind (1-2; "
+                "required from priority 3 up).",
             },
             "note": _string("A progress note (required for progress)."),
         },
         ("action",),
+        output=_object(outcome=_STR, goal=_GOAL),
+    ),
+    Tool(
+        "list_persons",
+        "persons",
+        "The people the soul knows and the accounts (CHANNEL:ID) linked to each.",
+        read_only=True,
+        output=_object(persons=_array(_object(id=_INT, name=_STR, identities=_array(_STR)))),
+    ),
+    Tool(
+        "link_person",
+        "person.link",
+        "Link an account to a person (e.g. slack:U123 is Ann), so what either account said "
+        "counts as that person's: their claims and goals are merged.",
+        {
+            "person": _string("The person's name."),
+            "identity": _string("The account as CHANNEL:ID, e.g. slack:U123."),
+        },
+        ("person", "identity"),
+        idempotent=True,
+        output=_object(person=_STR, identity=_STR, moved_from=_OPT_STR),
     ),
     Tool(
         "why",
@@ -223,6 +410,10 @@ TOOLS: tuple[Tool, ...] = (
         "Why a context said what it said: the items it injected, their scores and "
         "reasons. Use it when a context surprised you.",
         {"hash": _string("The context's hash (a prefix will do); default: the latest.")},
+        read_only=True,
+        output=_object(
+            hash=_STR, items=_array(_object(id=_STR, kind=_STR, score=_NUM, reason=_STR))
+        ),
     ),
     Tool(
         "memory_map",
@@ -230,6 +421,8 @@ TOOLS: tuple[Tool, ...] = (
         "A map of the soul's memory: situations, goals, archive and evidence, by id. "
         "Use it to see what is there, then read_memory for details.",
         {"budget": _integer("Characters (200-20000, default 2000).", minimum=200, maximum=20000)},
+        read_only=True,
+        output=_object(map=_STR),
     ),
     Tool(
         "read_memory",
@@ -237,14 +430,39 @@ TOOLS: tuple[Tool, ...] = (
         "Read one item in full by the id a search, map or context shows.",
         {"id": _string("The item's id: m12, e5, s2, c7, r3, g1 or q4.")},
         ("id",),
+        read_only=True,
+        output={"type": "object"},  # its keys depend on the kind of item
     ),
     Tool(
         "list_souls",
         "soul.list",
         "The souls this daemon runs and their state; each other tool takes one as soul.",
         per_soul=False,
+        read_only=True,
+        output=_object(souls=_array(_object(name=_STR, state=_STR))),
     ),
 )
+
+INSTRUCTIONS = """\
+soupd is a long-term memory ({where}). How to use it:
+- At the start of a conversation or a new topic, call get_context with the user's \
+message (or read the resource soupd://SOUL/context) and put its text in front of your \
+reasoning. Items carry ids: m12 a memory, c5 a claim, g3 a goal, q2 a question.
+- Before answering anything that may depend on earlier conversations, search; \
+read_memory gives an item in full, memory_map (or soupd://SOUL/map) shows what is there.
+- Store what is worth remembering with add_memory (give a ref, e.g. the message id, so \
+a retry stores it once). Facts and preferences the user states go in with add_claim; \
+when the user corrects one, correct_claim or retract_claim, never a second add.
+- Check check_confidence before stating something as fact; say you do not know rather \
+than guess.
+- Goals: list_goals, update_goal (new, progress, achieve...). People: link_person ties \
+an account (slack:U1) to a person.
+- forget deletes for good: only when the user asks, with dry_run first, and tell the \
+user what would go before you call it for real.
+- draw_lightning looks for an unasked-for connection; verdicts on its cards belong \
+to the user: ask them, then give_verdict with their answer.
+- Tools that change nothing are marked readOnlyHint; destructive ones destructiveHint.
+"""
 
 _SOUL = _string("The soul (memory) to work on; list_souls names them.")
 
@@ -267,7 +485,24 @@ def tool_list(soul: str | None) -> list[types.Tool]:
         }
         if required:
             schema["required"] = required
-        tools.append(types.Tool(name=tool.name, description=tool.description, input_schema=schema))
+        annotations = types.ToolAnnotations(
+            title=tool.name.replace("_", " ").capitalize(),
+            read_only_hint=tool.read_only,
+            # Meaningful only for a tool that writes; said for every tool all the same.
+            destructive_hint=tool.destructive,
+            idempotent_hint=tool.idempotent or tool.read_only,
+            # A soul's memory is a closed world: no tool reaches outside the daemon.
+            open_world_hint=False,
+        )
+        tools.append(
+            types.Tool(
+                name=tool.name,
+                description=tool.description,
+                input_schema=schema,
+                output_schema=dict(tool.output) if tool.output is not None else None,
+                annotations=annotations,
+            )
+        )
     return tools
 
 
@@ -297,6 +532,69 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 
+# A soul's resources: what the tool of the same name gives, read without arguments.
+_RESOURCES = {
+    "context": (
+        "context",
+        "text/markdown",
+        "The soul's context block (identity, summary, goals, gut feelings, known gaps, "
+        "due tasks), as get_context gives it without a query.",
+    ),
+    "map": (
+        "map",
+        "text/plain",
+        "The map of the soul's memory (situations, goals, archive, evidence, by id), "
+        "as memory_map gives it.",
+    ),
+}
+
+
+def _resource_uri(soul: str, name: str) -> str:
+    return f"soupd://{soul}/{name}"
+
+
+def _resources(soul: str) -> list[types.Resource]:
+    return [
+        types.Resource(
+            name=f"{soul}/{name}",
+            title=f"{name.capitalize()} of {soul}",
+            uri=_resource_uri(soul, name),
+            description=description,
+            mime_type=mime,
+        )
+        for name, (_, mime, description) in _RESOURCES.items()
+    ]
+
+
+def _templates() -> list[types.ResourceTemplate]:
+    return [
+        types.ResourceTemplate(
+            name=name,
+            title=f"A soul's {name}",
+            uri_template=_resource_uri("{soul}", name),
+            description=description,
+            mime_type=mime,
+        )
+        for name, (_, mime, description) in _RESOURCES.items()
+    ]
+
+
+def _parse_uri(uri: str, soul: str | None) -> tuple[str, str]:
+    """The soul and resource a ``soupd://SOUL/NAME`` URI names. Raises MCPError."""
+    rest = uri.removeprefix("soupd://")
+    name, _, kind = rest.partition("/")
+    if rest == uri or not name or kind not in _RESOURCES:
+        raise MCPError(
+            RESOURCE_NOT_FOUND,
+            f"no resource {uri!r}; resources are soupd://SOUL/context and soupd://SOUL/map",
+        )
+    if soul is not None and name != soul:
+        raise MCPError(
+            RESOURCE_NOT_FOUND, f"no resource {uri!r}: this server works on soul {soul!r}"
+        )
+    return name, kind
+
+
 def _server(socket: Path, soul: str | None) -> Server[Any]:
     tools = {tool.name: tool for tool in TOOLS if soul is None or tool.per_soul}
     listed = tool_list(soul)
@@ -324,18 +622,79 @@ def _server(socket: Path, soul: str | None) -> Server[Any]:
             structured_content=structured if isinstance(structured, dict) else None,
         )
 
-    where = f"soul {soul!r}" if soul else "any soul (each tool takes soul)"
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        if soul is not None:
+            return types.ListResourcesResult(resources=_resources(soul))
+        try:
+            async with Client.connect(socket) as client:
+                souls = (await client.call("soul.list", {}))["souls"]
+        except SoupdError:
+            # No daemon to ask: the templates still say how to name one.
+            return types.ListResourcesResult(resources=[])
+        return types.ListResourcesResult(
+            resources=[r for entry in souls for r in _resources(entry["name"])]
+        )
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=_templates())
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        name, kind = _parse_uri(str(params.uri), soul)
+        method, mime, _ = _RESOURCES[kind]
+        try:
+            async with Client.connect(socket) as client:
+                result = await client.call(method, {"soul": name})
+        except UnknownSoul as error:
+            raise MCPError(RESOURCE_NOT_FOUND, f"{error.code}: {error.message}") from None
+        except SoupdError as error:
+            raise MCPError(types.INTERNAL_ERROR, f"{error.code}: {error.message}") from None
+        text = result["text"] if kind == "context" else result["map"]
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)]
+        )
+
+    where = f"this server works on soul {soul!r}" if soul else "each tool takes a soul"
     return Server(
         "soupd",
         version=importlib.metadata.version("soupd"),
-        instructions=f"A living memory for {where}, served by the soupd daemon.",
+        instructions=INSTRUCTIONS.format(where=where).replace("SOUL", soul or "SOUL"),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
     )
 
 
+async def check_soul(socket: Path, soul: str) -> None:
+    """Refuse to serve a soul the daemon does not have: UnknownSoul. A daemon that is not
+    running cannot say; the server starts then, and its calls say to start the daemon."""
+    try:
+        async with Client.connect(socket) as client:
+            souls = (await client.call("soul.list", {}))["souls"]
+    except DaemonNotRunning:
+        return
+    names = sorted(entry["name"] for entry in souls)
+    if soul not in names:
+        error = UnknownSoul(soul)
+        error.message = (
+            f"soupd mcp --soul {soul}: the daemon runs no soul {soul!r} "
+            f"(its souls: {', '.join(names) or 'none'}); {error.message}"
+        )
+        raise error
+
+
 async def serve(socket: Path, soul: str | None = None) -> None:
-    """Serve MCP on stdin/stdout until stdin closes; calls go to the daemon at ``socket``."""
+    """Serve MCP on stdin/stdout until stdin closes; calls go to the daemon at ``socket``.
+    Raises UnknownSoul before serving when the running daemon has no soul ``soul``."""
+    if soul is not None:
+        await check_soul(socket, soul)
     server = _server(socket, soul)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

@@ -192,6 +192,8 @@ class ForgetParams(SoulParams, frozen=True):
     match: str | None = None
     before: float | str | None = None
     all: bool = False
+    # Only count what would be deleted (the same counts, with dry_run true); delete nothing.
+    dry_run: bool = False
 
 
 class ExportParams(SoulParams, frozen=True):
@@ -621,8 +623,8 @@ class Methods:
                 before = event_time(params.before, 0.0)
             except ValueError as exc:
                 raise InvalidParams(f"invalid params for forget: {exc}") from None
-        message = Forget(params.ref, params.match, before, params.all)
-        if params.all and self._forgotten is not None:
+        message = Forget(params.ref, params.match, before, params.all, params.dry_run)
+        if params.all and not params.dry_run and self._forgotten is not None:
             forgotten, soul = self._forgotten, params.soul
 
             def settle(value: Any, error: SoupdError | None) -> None:

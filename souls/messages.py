@@ -160,6 +160,8 @@ class Forget(msgspec.Struct, frozen=True, tag="forget"):
     match: str | None = None
     before: float | None = None
     everything: bool = False
+    # Only count what would go (the reply's counts, ``dry_run`` true); delete nothing.
+    dry_run: bool = False
 
 
 class Export(msgspec.Struct, frozen=True, tag="export"):

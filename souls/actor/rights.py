@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -90,6 +92,11 @@ class ForgetResult(msgspec.Struct, frozen=True):
     questions: int = 0  # questions asked in them (settled ones reopen if it was the answer)
     scrubbed: int = 0  # log rows that quoted them, rewritten (ledger, assemblies, gaps)
     goals: int = 0  # goals said in them (deleted) or whose notes quoted them (cut)
+    dry_run: bool = False  # only counted: nothing was deleted
+
+
+class _RolledBack(Exception):
+    """Raised inside a dry run's transaction to roll it back."""
 
 
 class RebuildResult(msgspec.Struct, frozen=True):
@@ -136,17 +143,25 @@ class DataRights:
         return [event_id for (event_id,) in rows]
 
     async def forget(
-        self, event_ids: Sequence[int], now: float, *, match: str | None = None
+        self,
+        event_ids: Sequence[int],
+        now: float,
+        *,
+        match: str | None = None,
+        dry_run: bool = False,
     ) -> tuple[ForgetResult, list[int]]:
         """Forget the events; also returns the numbers of the cards that were redacted
         (their Markdown files need rewriting). Leaves no byte of them in the database
         file or its WAL: logs that quote them (or ``match``) are rewritten
         (:mod:`souls.actor.scrub`), freed pages zeroed, the index's segments merged, the
-        WAL truncated."""
+        WAL truncated.
+
+        A ``dry_run`` does all of it in a transaction it rolls back, so its counts are
+        the real forget's, and removes no file: nothing changes (no card to rewrite)."""
         events = [(i,) for i in event_ids]
         # Zero the pages this frees (SQLite's default keeps their bytes until reused).
         await self._store.db.execute("PRAGMA secure_delete = ON")
-        with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
             async with self._store.transaction() as db:
                 texts = [
                     text
@@ -193,7 +208,10 @@ class DataRights:
                 found = needles(texts, match)
                 scrubbed = await scrub_logs(db, found, cards)
                 goals = await scrub_goals(db, found)
-            if events:
+                if dry_run:
+                    raise _RolledBack
+        with anyio.CancelScope(shield=True):
+            if events and not dry_run:
                 # The index's old segments still hold the forgotten terms: merge them into
                 # new ones (the old pages are freed, hence zeroed), then fold the WAL,
                 # which holds old page images, into the database and truncate it.
@@ -201,7 +219,9 @@ class DataRights:
                     await db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
                 await self._store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             if events and self._folder is not None:
-                scrubbed += await anyio.to_thread.run_sync(scrub_reports, self._folder, found)
+                scrubbed += await anyio.to_thread.run_sync(
+                    functools.partial(scrub_reports, remove=not dry_run), self._folder, found
+                )
         result = ForgetResult(
             len(events),
             len(memories),
@@ -213,8 +233,9 @@ class DataRights:
             questions,
             scrubbed,
             goals,
+            dry_run,
         )
-        return result, cards
+        return result, [] if dry_run else cards
 
     async def export_page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
         """Up to a page of records from ``cursor`` on, and the cursor of the next page

@@ -129,14 +129,16 @@ def _said_in(value: str, found: Sequence[str]) -> bool:
 _HORIZON = re.compile(r"\s*\([^()]*\)\s*$")
 
 
-def scrub_reports(folder: Path, found: Sequence[str]) -> int:
+def scrub_reports(folder: Path, found: Sequence[str], *, remove: bool = True) -> int:
     """Remove the tide reports under ``folder/tide`` that quote a needle (views of the
-    ledger: the next tide writes a fresh one); how many. Blocking: run in a thread."""
+    ledger: the next tide writes a fresh one); how many (only counted when not
+    ``remove``: a dry run). Blocking: run in a thread."""
     removed = 0
     for report in sorted((folder / "tide").glob("*.*")):
         if report.is_symlink() or not report.is_file():
             continue
         if _quotes(report.read_text(encoding="utf-8", errors="replace"), found):
-            report.unlink()
+            if remove:
+                report.unlink()
             removed += 1
     return removed

@@ -513,8 +513,10 @@ class Soul:
                 case Embedded():
                     await self._running(self._embedding).apply()
                     result = None
-                case Forget(ref=ref, match=match, before=before, everything=everything):
-                    result = await self._forget(ref, match, before, everything)
+                case Forget(ref=ref, match=match, before=before, everything=everything) as asked:
+                    result = await self._forget(
+                        ref, match, before, everything, dry_run=asked.dry_run
+                    )
                 case MemoryList() as listing:
                     scope = Scope(
                         listing.sender, listing.session, listing.kind, listing.since, listing.until
@@ -653,8 +655,23 @@ class Soul:
         return DataRights(self._require_store(), self.config.somatic, self._brain.root)
 
     async def _forget(
-        self, ref: str | None, match: str | None, before: float | None, everything: bool
+        self,
+        ref: str | None,
+        match: str | None,
+        before: float | None,
+        everything: bool,
+        *,
+        dry_run: bool = False,
     ) -> ForgetResult:
+        if dry_run:  # the counts of the real forget, from a transaction rolled back
+            await self._commit_changes()
+            ids = await self._rights().matching_events(
+                ref=ref, match=match, before=before, everything=everything
+            )
+            counted, _ = await self._rights().forget(
+                ids, self._clock.now(), match=match, dry_run=True
+            )
+            return counted
         ids = await self._rights().matching_events(
             ref=ref, match=match, before=before, everything=everything
         )

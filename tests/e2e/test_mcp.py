@@ -5,35 +5,47 @@ errors, a daemon that is not running yet)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.to_thread
+import jsonschema
+import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
+from mcp.shared.exceptions import MCPError
 
 from .harness import SOUPD, Home, StartSoupd
 
 # A bound on each session, never a measurement.
 SESSION_TIMEOUT = 30.0
 
-PER_SOUL = {
-    "add_memory",
+# What each tool does to the soul, as its annotations must say.
+READ_ONLY = {
     "search",
     "get_context",
-    "forget",
     "check_confidence",
-    "set_reminder",
-    "draw_lightning",
-    "give_verdict",
     "list_claims",
-    "update_goal",
+    "list_goals",
+    "list_persons",
     "why",
     "memory_map",
     "read_memory",
 }
+DESTRUCTIVE = {"forget", "correct_claim", "retract_claim"}
+WRITES = {
+    "add_memory",
+    "set_reminder",
+    "draw_lightning",
+    "give_verdict",
+    "add_claim",
+    "update_goal",
+    "link_person",
+}
+PER_SOUL = READ_ONLY | DESTRUCTIVE | WRITES
 
 
 @asynccontextmanager
@@ -229,3 +241,202 @@ async def test_stdout_carries_only_mcp(soupd_home: Home) -> None:
     assert replies[1]["result"]["serverInfo"]["name"] == "soupd"
     assert len(replies[2]["result"]["tools"]) == len(PER_SOUL)
     assert replies[3]["result"]["isError"] is True  # no daemon: a tool error, not a crash
+
+
+async def checked(
+    client: ClientSession, schemas: dict[str, Any], tool: str, **arguments: Any
+) -> Any:
+    """A successful call whose structured result validates against the tool's
+    outputSchema (the SDK's client checks too; this says which key failed)."""
+    structured = ok(await call(client, tool, **arguments))
+    jsonschema.validate(structured, schemas[tool])
+    return structured
+
+
+async def test_annotations_and_output_schemas(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    start_soupd()
+    async with session(soupd_home, "--soul", "ada") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        for name, tool in tools.items():
+            hints = tool.annotations
+            assert hints is not None, name
+            assert hints.read_only_hint is (name in READ_ONLY), name
+            assert hints.destructive_hint is (name in DESTRUCTIVE), name
+            assert hints.open_world_hint is False, name
+            assert hints.title, name
+            assert tool.output_schema is not None, name
+            assert tool.output_schema["type"] == "object", name
+            jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+        assert tools["forget"].annotations is not None
+        assert tools["forget"].annotations.idempotent_hint is True
+        assert tools["add_memory"].annotations is not None
+        assert tools["add_memory"].annotations.idempotent_hint is False
+        assert "DESTRUCTIVE" in (tools["forget"].description or "")
+        assert "dry_run" in tools["forget"].input_schema["properties"]
+        verdict = tools["give_verdict"].description or ""
+        assert "belong to the user" in verdict
+        assert "never judge a card yourself" in verdict
+        schemas = {name: tool.output_schema for name, tool in tools.items()}
+
+        # Every result validates against its schema, and a wrong schema would fail.
+        added = await checked(client, schemas, "add_memory", text="I moved to Lisbon in May.")
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**added, "status": 3}, schemas["add_memory"])
+        await checked(client, schemas, "search", query="Lisbon")
+        await checked(client, schemas, "get_context", query="where do I live")
+        await checked(client, schemas, "check_confidence", topic="Lisbon")
+        await checked(client, schemas, "set_reminder", text="call mum", at="2031-01-01")
+        await checked(client, schemas, "list_claims")
+        await checked(client, schemas, "why")
+        await checked(client, schemas, "memory_map")
+        await checked(client, schemas, "read_memory", id="m1")
+        await checked(client, schemas, "forget", match="Lisbon", dry_run=True)
+
+
+async def test_instructions_and_resources(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    soupd_home.add_soul("bob")
+    daemon = start_soupd()
+    daemon.push("ada", "The staging database is Postgres 16.", ref="r1")
+    async with session(soupd_home, "--soul", "ada") as client:
+        instructions = client.instructions or ""
+        for said in ("get_context", "search", "add_memory", "dry_run", "give_verdict"):
+            assert said in instructions
+        assert "soupd://ada/context" in instructions
+        assert "belong to the user" in instructions
+
+        listed = (await client.list_resources()).resources
+        assert sorted(str(r.uri) for r in listed) == ["soupd://ada/context", "soupd://ada/map"]
+        assert all(r.description and r.mime_type for r in listed)
+        templates = (await client.list_resource_templates()).resource_templates
+        assert sorted(t.uri_template for t in templates) == [
+            "soupd://{soul}/context",
+            "soupd://{soul}/map",
+        ]
+
+        context = (await client.read_resource("soupd://ada/context")).contents
+        [block] = context
+        assert isinstance(block, types.TextResourceContents)
+        assert block.text == daemon.result("context", {"soul": "ada"})["text"]
+        assert "IDENTITY" in block.text
+        [mapped] = (await client.read_resource("soupd://ada/map")).contents
+        assert isinstance(mapped, types.TextResourceContents)
+        assert "m1" in mapped.text  # the stored memory, by id
+        assert mapped.text == daemon.result("map", {"soul": "ada"})["map"]
+
+        with pytest.raises(MCPError, match="this server works on soul 'ada'"):
+            await client.read_resource("soupd://bob/context")
+        with pytest.raises(MCPError, match="no resource"):
+            await client.read_resource("soupd://ada/secrets")
+
+    async with session(soupd_home) as client:
+        uris = sorted(str(r.uri) for r in (await client.list_resources()).resources)
+        assert uris == [
+            "soupd://ada/context",
+            "soupd://ada/map",
+            "soupd://bob/context",
+            "soupd://bob/map",
+        ]
+        [bob_map] = (await client.read_resource("soupd://bob/map")).contents
+        assert isinstance(bob_map, types.TextResourceContents)
+        assert "m1" not in bob_map.text  # bob stored nothing
+        with pytest.raises(MCPError, match="unknown_soul"):
+            await client.read_resource("soupd://carol/map")
+        assert "each tool takes a soul" in (client.instructions or "")
+
+
+def test_an_unknown_soul_fails_at_start(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    start_soupd()
+    done = subprocess.run(
+        [str(SOUPD), "mcp", "--soul", "nosuch"],
+        env=soupd_home.env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=SESSION_TIMEOUT,
+    )
+    assert done.returncode != 0
+    assert done.stdout == ""  # no MCP frame: it never served
+    assert "nosuch" in done.stderr
+    assert "its souls: ada" in done.stderr
+    assert "unknown_soul" in done.stderr or "no soul" in done.stderr
+
+
+async def test_forget_dry_run_removes_nothing(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    for n in range(3):
+        daemon.push("ada", f"The vault passphrase hint number {n} is a pelican.", ref=f"v{n}")
+    daemon.push("ada", "Lunch is at noon.", ref="lunch")
+    before = daemon.counts("ada")
+    async with session(soupd_home, "--soul", "ada") as client:
+        dry = ok(await call(client, "forget", match="pelican", dry_run=True))
+        assert dry["dry_run"] is True
+        assert dry["events"] == 3
+        assert dry["memories"] >= 3
+        assert daemon.counts("ada") == before
+        again = ok(await call(client, "forget", match="pelican", dry_run=True))
+        assert again == dry  # counting changed nothing
+        assert len(ok(await call(client, "search", query="pelican"))["items"]) == 3
+        # (the search linked what it found: Hebbian edges the forget now also takes)
+        dry = ok(await call(client, "forget", match="pelican", dry_run=True))
+
+        real = ok(await call(client, "forget", match="pelican"))
+        assert real["dry_run"] is False
+        assert {**real, "dry_run": True} == dry  # the dry run counted what the forget did
+        assert ok(await call(client, "search", query="pelican"))["items"] == []
+        assert daemon.counts("ada")[0] == before[0] - 3
+        nothing = ok(await call(client, "forget", match="pelican", dry_run=True))
+        assert nothing["events"] == 0
+    # The socket's own forget of everything, counted only.
+    left = daemon.counts("ada")
+    counted = daemon.result("forget", {"soul": "ada", "all": True, "dry_run": True})
+    assert (counted["events"], counted["dry_run"]) == (1, True)
+    assert daemon.counts("ada") == left
+    assert daemon.recall("ada", "lunch")
+
+
+async def test_claims_goals_and_persons(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    start_soupd()
+    async with session(soupd_home, "--soul", "ada") as client:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        added = await checked(
+            client, schemas, "add_claim", value="Lisbon", slot="location", subject="ann"
+        )
+        first = added["claim"]["id"]
+        assert added["claim"]["value"] == "Lisbon"
+        corrected = await checked(client, schemas, "correct_claim", id=first, value="Porto")
+        assert corrected["closed"] == [first]
+        assert corrected["claim"]["value"] == "Porto"
+        second = corrected["claim"]["id"]
+        active = (await checked(client, schemas, "list_claims"))["claims"]
+        assert [(c["id"], c["value"]) for c in active] == [(second, "Porto")]
+        retracted = await checked(client, schemas, "retract_claim", id=second)
+        assert retracted["claim"]["state"] == "retracted"
+        assert (await checked(client, schemas, "list_claims"))["claims"] == []
+        every = (await checked(client, schemas, "list_claims", all=True))["claims"]
+        assert {c["id"] for c in every} == {first, second}
+        refused = failed(await call(client, "add_claim", value="x", type="gossip"))
+        assert refused.startswith("invalid_params")
+
+        goal = await checked(
+            client, schemas, "update_goal", action="new", statement="run a marathon", priority=2
+        )
+        assert goal["outcome"] == "created"
+        noted = await checked(
+            client, schemas, "update_goal", action="progress", goal_id=goal["goal"]["id"],
+            note="ran 10 km",
+        )  # fmt: skip
+        assert [n["text"] for n in noted["goal"]["progress"]] == ["ran 10 km"]
+        goals = (await checked(client, schemas, "list_goals"))["goals"]
+        assert [(g["statement"], g["state"]) for g in goals] == [("run a marathon", "active")]
+
+        linked = await checked(client, schemas, "link_person", person="Ann", identity="slack:U1")
+        assert (linked["person"], linked["identity"]) == ("Ann", "slack:U1")
+        persons = (await checked(client, schemas, "list_persons"))["persons"]
+        assert [(p["name"], p["identities"]) for p in persons] == [("Ann", ["slack:U1"])]
+        bad = failed(await call(client, "link_person", person="Ann", identity="no-channel"))
+        assert bad.startswith("invalid_params")
