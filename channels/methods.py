@@ -387,6 +387,10 @@ class Methods:
         # "subscribe" streams on the connection itself (channels.server), not here.
         return sorted([*self._table, "subscribe"])
 
+    def params_of(self, method: str) -> type[Any]:
+        """The params Struct of ``method`` (the HTTP API's schemas are made from it)."""
+        return self._table[method].params
+
     def has_soul(self, name: str) -> bool:
         try:
             self._registry.lookup(name)

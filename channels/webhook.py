@@ -1,5 +1,9 @@
 """The webhook channel: an HTTP listener (loopback by default) taking JSON events.
 
+A Starlette app of one route, served by uvicorn in the daemon's loop like the HTTP API
+(:mod:`channels.asgi`), on the channel's own address: a webhook often faces the
+internet through a proxy, which the API's token-guarded port must not.
+
 ``POST`` any path with a JSON body. With a secret configured, the body must be signed
 GitHub style (``X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>``), compared
 in constant time; a missing or wrong signature is 401 and nothing is stored. A
@@ -10,8 +14,9 @@ answered); any other body is one event object (``text``, optional ``kind``,
 
 Responses: 200 once every soul acknowledged the event, with what each made of it
 (``{"souls": {"ada": "stored"}}``: stored, duplicate, dropped, hygiene.<rule>); 202 for
-a delivery that is no event; 400 malformed; 401 bad signature; 413 body over
-``max_body``; 503 when a soul did not acknowledge (send it again).
+a delivery that is no event; 400 malformed; 401 bad signature; 405 not a POST; 408 a
+body that took over 30 s; 413 body over ``max_body``; 503 when a soul did not
+acknowledge (send it again).
 """
 
 from __future__ import annotations
@@ -19,13 +24,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
+from collections.abc import Mapping
 from typing import Any
 
-import anyio
-import anyio.abc
-import h11
 import msgspec
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
+from channels.asgi import BodyTimeout, BodyTooLarge, log_request, read_body, serve
 from channels.base import Channel, NotAcknowledged
 from channels.config import WebhookConfig, read_secret
 from channels.github import github_event
@@ -33,8 +42,11 @@ from souls.events import EventIn
 
 __all__ = ["WebhookChannel"]
 
-# A request (headers and body) must arrive within this many seconds.
+# A request's body must arrive within this many seconds.
 _REQUEST_SECONDS = 30.0
+
+
+_ANY = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 class _Body(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -68,6 +80,8 @@ class WebhookChannel(Channel):
         self.address: str | None = None
         self.unauthorized = 0
         self._secret: bytes | None = None
+        # Every method reaches the handler, which answers all but POST with 405.
+        self.app = Starlette(routes=[Route("/{path:path}", self._request, methods=_ANY)])
 
     def details(self) -> dict[str, Any]:
         return {"address": self.address, "unauthorized": self.unauthorized}
@@ -78,87 +92,40 @@ class WebhookChannel(Channel):
         if c.secret_env is not None or c.secret_file is not None:
             secret = await read_secret(c.name, "secret", c.secret_env, c.secret_file)
         self._secret = secret.encode() if secret is not None else None
-        listener = await anyio.create_tcp_listener(local_host=c.host, local_port=c.port)
-        async with listener:
-            port = listener.extra(anyio.abc.SocketAttribute.local_port)
-            self.address = f"{c.host}:{port}"
-            self.log.info(
-                "webhook.listening", address=self.address, signed=self._secret is not None
+        await serve(self.app, c.host, c.port, on_listening=self._listening)
+
+    def _listening(self, address: str) -> None:
+        self.address = address
+        self.log.info("webhook.listening", address=address, signed=self._secret is not None)
+        if self._secret is None:
+            self.log.warning(
+                "webhook.unauthenticated",
+                address=address,
+                problem="unsigned requests are accepted from anyone who can reach the port",
+                fix="set secret_env or secret_file",
             )
-            if self._secret is None:
-                self.log.warning(
-                    "webhook.unauthenticated",
-                    address=self.address,
-                    problem="unsigned requests are accepted from anyone who can reach the port",
-                    fix="set secret_env or secret_file",
-                )
-            self.up()
-            await listener.serve(self._connection)
+        self.up()
 
-    async def _connection(self, stream: anyio.abc.ByteStream) -> None:
-        async with stream:
-            conn = h11.Connection(h11.SERVER)
-            while True:
-                outcome = await self._exchange(conn, stream)
-                if outcome is None:
-                    return  # the peer went away or was too slow
-                status, answer = outcome
-                body = json.dumps(answer).encode()
-                headers = [("content-type", "application/json")]
-                headers.append(("content-length", str(len(body))))
-                if status == 503:
-                    headers.append(("retry-after", "30"))
-                try:
-                    await _write(stream, conn, h11.Response(status_code=status, headers=headers))
-                    await _write(stream, conn, h11.Data(data=body))
-                    await _write(stream, conn, h11.EndOfMessage())
-                except (h11.LocalProtocolError, anyio.BrokenResourceError):
-                    return
-                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
-                    return  # a body left unread (413) or the peer asked to close
-                conn.start_next_cycle()
-
-    async def _exchange(
-        self, conn: h11.Connection, stream: anyio.abc.ByteStream
-    ) -> tuple[int, dict[str, Any]] | None:
-        """Read one request and handle it; None when there is nobody to answer."""
+    async def _request(self, request: Request) -> Response:
+        started = time.perf_counter()
         try:
-            with anyio.fail_after(_REQUEST_SECONDS):
-                request = await _next(conn, stream)
-                if isinstance(request, h11.ConnectionClosed):
-                    return None
-                assert isinstance(request, h11.Request)
-                headers = {k.decode().lower(): v.decode("latin-1") for k, v in request.headers}
-                body = await self._body(conn, stream, headers)
-            return await self._handle(request.method, headers, body)
-        except TimeoutError:
-            return None
+            status, answer = await self._handle(request)
         except _Reply as reply:
-            return reply.status, {"error": reply.message}
-        except h11.RemoteProtocolError as exc:
-            return exc.error_status_hint, {"error": f"bad HTTP request: {exc}"}
+            status, answer = reply.status, {"error": reply.message}
+        headers = {"retry-after": "30"} if status == 503 else None
+        log_request(self.log, request.scope, "/{path}", status, started)
+        return JSONResponse(answer, status_code=status, headers=headers)
 
-    async def _body(
-        self, conn: h11.Connection, stream: anyio.abc.ByteStream, headers: dict[str, str]
-    ) -> bytes:
+    async def _body(self, request: Request) -> bytes:
         limit = self.config.max_body
-        length = headers.get("content-length", "0")
-        if not length.isdigit() or int(length) > limit:
-            raise _Reply(413, f"body over {limit} bytes; send smaller events")
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            event = await _next(conn, stream)
-            if isinstance(event, h11.EndOfMessage):
-                return b"".join(chunks)
-            if not isinstance(event, h11.Data):
-                raise _Reply(400, "incomplete request body")
-            size += len(event.data)
-            if size > limit:
-                raise _Reply(413, f"body over {limit} bytes; send smaller events")
-            chunks.append(bytes(event.data))
+        try:
+            return await read_body(request, limit, _REQUEST_SECONDS)
+        except BodyTooLarge:
+            raise _Reply(413, f"body over {limit} bytes; send smaller events") from None
+        except BodyTimeout:
+            raise _Reply(408, f"the body did not arrive within {_REQUEST_SECONDS:g} s") from None
 
-    def _verify(self, headers: dict[str, str], body: bytes) -> None:
+    def _verify(self, headers: Mapping[str, str], body: bytes) -> None:
         if self._secret is None:
             return
         expected = "sha256=" + hmac.new(self._secret, body, hashlib.sha256).hexdigest()
@@ -168,11 +135,11 @@ class WebhookChannel(Channel):
             self.log.warning("webhook.bad_signature", signed=bool(given))
             raise _Reply(401, "missing or wrong X-Hub-Signature-256; sign with the secret")
 
-    async def _handle(
-        self, method: bytes, headers: dict[str, str], body: bytes
-    ) -> tuple[int, dict[str, Any]]:
-        if method != b"POST":
+    async def _handle(self, request: Request) -> tuple[int, dict[str, Any]]:
+        if request.method != "POST":
             raise _Reply(405, "POST a JSON event")
+        body = await self._body(request)
+        headers = request.headers
         self._verify(headers, body)
         try:
             payload = json.loads(body)
@@ -215,21 +182,3 @@ class WebhookChannel(Channel):
             ts=given.ts,
             session=given.session,
         )
-
-
-async def _next(conn: h11.Connection, stream: anyio.abc.ByteStream) -> Any:
-    while True:
-        event = conn.next_event()
-        if event is not h11.NEED_DATA:
-            return event
-        try:
-            data = await stream.receive(65536)
-        except (anyio.EndOfStream, anyio.BrokenResourceError):
-            data = b""
-        conn.receive_data(data)
-
-
-async def _write(stream: anyio.abc.ByteStream, conn: h11.Connection, event: Any) -> None:
-    data = conn.send(event)
-    if data:
-        await stream.send(data)

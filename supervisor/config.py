@@ -14,6 +14,7 @@ in the souls folder (a backup copy, a typo) never keeps the rest from starting.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from supervisor.paths import Locations, soul_name_problem
 
 __all__ = [
     "DaemonConfig",
+    "HttpConfig",
     "ScheduleConfig",
     "Settings",
     "check_file",
@@ -106,6 +108,50 @@ class SocketConfig(_Section, frozen=True):
             raise ValueError(
                 "frame_timeout must be > 0 and <= 86400, idle_timeout > 0 and <= 604800"
             )
+
+
+class HttpConfig(_Section, frozen=True):
+    # Serve the HTTP API (JSON, bearer token; see the README) besides the socket.
+    enabled: bool = True
+    # Address and port; loopback by default. Port 0 picks a free one (`soupd status`).
+    host: str = "127.0.0.1"
+    port: int = 7411
+    # Listen on an address other machines can reach (host not loopback). Whoever has the
+    # token is in, over plain HTTP: put a TLS proxy in front.
+    allow_remote: bool = False
+    # The file holding the bearer token; created (0600, random) at the first start.
+    # Default: http.token in the state folder.
+    token_file: str | None = None
+    # Seconds a request waits for its answer; then 504 (it may still be carried out).
+    request_timeout: float = 120.0
+    # Seconds a request body may take to arrive; then 408.
+    body_timeout: float = 30.0
+    # Connections and requests served at once; more are answered 503.
+    max_connections: int = 256
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port < 65536:
+            raise ValueError(f"port {self.port} must be 0-65535")
+        if not 0 < self.request_timeout <= 86400 or not 0 < self.body_timeout <= 3600:
+            raise ValueError("request_timeout must be > 0 and <= 86400, body_timeout 0-3600")
+        if self.max_connections < 1:
+            raise ValueError("max_connections must be >= 1")
+        if not self.allow_remote and not is_loopback(self.host):
+            raise ValueError(
+                f"host {self.host!r} is not a loopback address: other machines could reach "
+                "the API; use 127.0.0.1 (a TLS proxy in front for remote use), or set "
+                "allow_remote = true"
+            )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class LogConfig(_Section, frozen=True):
@@ -208,6 +254,7 @@ class TestingConfig(_Section, frozen=True):
 class DaemonConfig(_Section, frozen=True):
     paths: PathsConfig = msgspec.field(default_factory=PathsConfig)
     socket: SocketConfig = msgspec.field(default_factory=SocketConfig)
+    http: HttpConfig = msgspec.field(default_factory=HttpConfig)
     log: LogConfig = msgspec.field(default_factory=LogConfig)
     supervision: SupervisionConfig = msgspec.field(default_factory=SupervisionConfig)
     schedule: ScheduleConfig = msgspec.field(default_factory=ScheduleConfig)
@@ -238,6 +285,16 @@ class Settings:
 
     def soul_dir(self, name: str) -> Path:
         return self.state_dir / "souls" / name
+
+    @property
+    def http_token(self) -> Path:
+        """The HTTP API's token file: ``[http] token_file`` (relative to soupd.toml's
+        folder), else ``http.token`` in the state folder."""
+        configured = self.daemon.http.token_file
+        default = self.state_dir / "http.token"
+        if configured is None:
+            return default
+        return resolve(self.config_file.parent, Path(configured).expanduser(), default)
 
     def brain_dir(self, name: str) -> Path:
         brain = self.souls[name].brain_dir
@@ -398,5 +455,6 @@ def _daemon_paths(path: Path, daemon: DaemonConfig) -> list[tuple[str, Path]]:
         "paths.souls_dir": daemon.paths.souls_dir,
         "paths.state_dir": daemon.paths.state_dir,
         "socket.path": daemon.socket.path,
+        "http.token_file": daemon.http.token_file,
     }
     return [(k, expand(path, k, v)) for k, v in configured.items() if v is not None]

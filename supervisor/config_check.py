@@ -122,7 +122,12 @@ def _check_daemon(path: Path, report: Report) -> DaemonConfig | None:
 
 
 def _path_keys(data: Mapping[str, Any]) -> list[tuple[str, str]]:
-    keys = [("paths", "souls_dir"), ("paths", "state_dir"), ("socket", "path")]
+    keys = [
+        ("paths", "souls_dir"),
+        ("paths", "state_dir"),
+        ("socket", "path"),
+        ("http", "token_file"),
+    ]
     found = []
     for table, key in keys:
         section = data.get(table)

@@ -9,6 +9,8 @@ after it)::
     ├── scheduler  APScheduler: nightly decay, weekly summary, homeostasis, @due wake-ups
     ├── socket     the Unix-socket server (it only listens once every soul is loaded;
     │              stopped before the souls: no new mail while they drain)
+    ├── http       the HTTP API ([http], on by default; channels.http_api), the same
+    │              methods as the socket
     ├── channels   dynamic supervisor; one child per [[channels]] table (webhook,
     │              telegram, slack, signal)
     └── responder  answers direct messages of souls with [answer] enabled (their
@@ -27,7 +29,7 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -51,6 +53,9 @@ from supervisor.scheduler import Scheduler
 from supervisor.statelock import StateLock
 from supervisor.systemd import Notifier, activated_socket, watchdog_interval
 from supervisor.tree import ChildSpec, Supervisor
+
+if TYPE_CHECKING:
+    from channels.http_api import HttpApi
 
 __all__ = ["Daemon"]
 
@@ -104,6 +109,19 @@ class Daemon:
             ),
             self.outputs,
         )
+        self.http: HttpApi | None = None
+        if settings.daemon.http.enabled:
+            # Imported only when used: Starlette and uvicorn cost a daemon without it nothing.
+            from channels.http_api import HttpApi
+
+            self.http = HttpApi(
+                settings.daemon.http,
+                token_file=settings.http_token,
+                methods=self.server.methods,
+                outputs=self.outputs,
+                max_body=socket_config.max_frame_bytes,
+                version=VERSION,
+            )
 
     async def run(self) -> None:
         """Run until SIGTERM/SIGINT; raises if the tree gives up (exit non-zero)."""
@@ -128,6 +146,9 @@ class Daemon:
 
     async def _run_locked(self) -> None:
         supervision = self.settings.daemon.supervision
+        http = []
+        if self.http is not None:
+            http = [ChildSpec("http", self.http.run, restart="permanent", shutdown=10.0)]
         root = Supervisor(
             "soupd",
             [
@@ -136,6 +157,7 @@ class Daemon:
                 ChildSpec(
                     "socket", self._run_socket, restart="permanent", shutdown=supervision.shutdown
                 ),
+                *http,
                 ChildSpec("channels", self.channels.run, restart="permanent", shutdown=10.0),
                 ChildSpec("responder", self.responder.run, restart="permanent", shutdown=5.0),
             ],
@@ -371,6 +393,8 @@ class Daemon:
         for key in ("socket", "state_dir", "souls_dir"):
             if getattr(fresh, key) != getattr(old, key):
                 _log.warning("config.needs_restart", key=key, value=str(getattr(fresh, key)))
+        if fresh.daemon.http != old.daemon.http:
+            _log.warning("config.needs_restart", key="http", value="the [http] table")
         fresh = dataclasses.replace(
             fresh, socket=old.socket, state_dir=old.state_dir, souls_dir=old.souls_dir
         )
@@ -450,6 +474,7 @@ class Daemon:
             "refused_peers": stats.refused_peers,
             "subscribers": self.outputs.subscribers,
             "outputs": self.outputs.published,
+            "http": self.http.status() if self.http is not None else None,
             "channels": self.channels.status(),
             "answers": {"answered": self.responder.answered, "failed": self.responder.failed},
         }

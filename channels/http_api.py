@@ -1,0 +1,458 @@
+"""The HTTP API: the socket's methods as JSON over HTTP, on the daemon's own loop.
+
+Routes are those of :mod:`channels.openapi` (``GET /openapi.json`` lists them all);
+every one but the document itself needs ``Authorization: Bearer <token>``, the token
+being the content of the token file (:mod:`channels.http_token`). Invariants:
+
+* Same path as the socket: a request's body is decoded by the method's own params
+  Struct (:meth:`channels.methods.Methods.dispatch`), its reply is the socket's
+  ``result`` as the JSON body, and an error is ``{"error": {"code", "message"}}`` with
+  the socket's code and a status by cause (:func:`status_of`).
+* Bounded: a body is at most ``[socket] max_frame_bytes`` (413) and must arrive within
+  ``[http] body_timeout`` (408); an answer is waited for ``request_timeout`` (504);
+  at most ``max_connections`` connections and requests at once (503).
+* ``subscribe`` is Server-Sent Events from the same outputs hub as the socket's, each
+  stream with its own bounded buffer (a slow reader loses outputs, counted in an
+  ``overflow`` output, never the daemon's memory); streams end when the daemon stops.
+* One log line per request (``http.request``: method, route, status, ms, peer; never a
+  body or the token): at info when it failed, at debug otherwise.
+* Not being able to listen (the port taken) does not stop the daemon: it is logged,
+  shown in ``daemon.status`` and tried again with backoff.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import msgspec
+import structlog
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from channels import openapi as spec
+from channels.asgi import BodyTimeout, BodyTooLarge, log_request, read_body, serve
+from channels.base import Backoff
+from channels.connection import SubscribeParams
+from channels.http_token import load_or_create_token, token_matches
+from channels.methods import Methods
+from channels.protocol import decode_params
+from souls.actor.mailbox import Future
+from supervisor.errors import (
+    AskTimeout,
+    FrameTooLarge,
+    InvalidParams,
+    MalformedFrame,
+    SoupdError,
+    UnknownMethod,
+    UnknownSoul,
+)
+from supervisor.outputs import Outputs
+
+__all__ = ["HttpApi", "HttpSettings", "status_of"]
+
+_log = structlog.get_logger("soupd.http")
+
+# Seconds between keep-alive comments on an idle event stream.
+_HEARTBEAT = 15.0
+
+_STATUS = {
+    "invalid_params": 400,
+    "bad_frame": 400,
+    "config.invalid": 400,
+    "unauthorized": 401,
+    "peer_refused": 403,
+    "unknown_soul": 404,
+    "unknown_method": 404,
+    "not_found": 404,
+    "already_exists": 409,
+    "frame_too_large": 413,
+    "busy": 429,
+    "llm_unavailable": 502,
+    "soul_unavailable": 503,
+    "store_unusable": 503,
+    "unsafe_file": 503,
+    "timeout": 504,
+    "disk_full": 507,
+}
+
+
+def status_of(code: str) -> int:
+    """The HTTP status for a soupd error code (500 for one not known here)."""
+    if code in _STATUS:
+        return _STATUS[code]
+    if code.startswith("hygiene."):
+        return 422
+    if code.startswith("unknown_") or code.endswith("not_found"):
+        return 404
+    if code.endswith("exists"):
+        return 409
+    return 500
+
+
+class HttpSettings(Protocol):
+    """The ``[http]`` table of ``soupd.toml`` (``supervisor.config.HttpConfig``)."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def request_timeout(self) -> float: ...
+    @property
+    def body_timeout(self) -> float: ...
+    @property
+    def max_connections(self) -> int: ...
+
+
+class _Unauthorized(SoupdError):
+    code = "unauthorized"
+
+
+class HttpApi:
+    """The API's server: a supervised child of the daemon (:meth:`run`)."""
+
+    def __init__(
+        self,
+        settings: HttpSettings,
+        *,
+        token_file: Path,
+        methods: Methods,
+        outputs: Outputs,
+        max_body: int,
+        version: str,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.settings = settings
+        self.token_file = token_file
+        self.address: str | None = None
+        self.state = "starting"
+        self.last_error: str | None = None
+        self.requests = 0
+        self.unauthorized = 0
+        self._methods = methods
+        self._outputs = outputs
+        self._max_body = max_body
+        self._version = version
+        self._token = ""
+        self._document: bytes | None = None
+        self._closing = anyio.Event()
+        self._streams = 0
+        self._backoff = Backoff(1.0, 60.0, rng)
+        self.app = Starlette(
+            routes=[
+                Route(spec.OPENAPI, self._logged(spec.OPENAPI, self._openapi), methods=["GET"]),
+                Route(spec.RPC, self._logged(spec.RPC, self._rpc), methods=["POST"]),
+                Route(spec.SOUL_SUBSCRIBE, _Stream(self), methods=["GET"]),
+                Route(spec.SUBSCRIBE, _Stream(self), methods=["GET"]),
+                Route(spec.EVENTS, self._logged(spec.EVENTS, self._events), methods=["POST"]),
+                Route(
+                    spec.SOUL_METHOD, self._logged(spec.SOUL_METHOD, self._soul), methods=["POST"]
+                ),
+            ],
+            exception_handlers={HTTPException: self._http_error},
+        )
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "address": self.address,
+            "token_file": str(self.token_file),
+            "last_error": self.last_error,
+            "requests": self.requests,
+            "unauthorized": self.unauthorized,
+            "streams": self._streams,
+        }
+
+    async def run(self, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Serve until cancelled; ``started()`` once listening or, when the address
+        cannot be bound, once that is logged (it is tried again with backoff)."""
+        self._token = await anyio.to_thread.run_sync(load_or_create_token, self.token_file)
+        self._closing = anyio.Event()
+        started = False
+        try:
+            while True:
+                try:
+                    await serve(
+                        self.app,
+                        self.settings.host,
+                        self.settings.port,
+                        on_listening=self._listening(task_status),
+                        on_stopping=self._closing.set,
+                        max_connections=self.settings.max_connections,
+                    )
+                except OSError as exc:
+                    if self.state == "up":
+                        raise
+                    delay = self._backoff.next()
+                    self.state, self.last_error = "backoff", f"{exc.strerror or exc}"
+                    _log.warning(
+                        "http.bind_failed",
+                        host=self.settings.host,
+                        port=self.settings.port,
+                        error=self.last_error,
+                        retry_in_s=round(delay, 3),
+                        fix="free the port or set [http] port (0: any free one)",
+                    )
+                    if not started:
+                        started = True
+                        task_status.started()
+                    await anyio.sleep(delay)
+        finally:
+            self._closing.set()
+            self.state = "stopped"
+
+    def _listening(self, task_status: anyio.abc.TaskStatus[None]) -> Callable[[str], None]:
+        def listening(address: str) -> None:
+            first = self.state == "starting"
+            self.address, self.state, self.last_error = address, "up", None
+            self._backoff.reset()
+            _log.info("http.listening", address=address, token_file=str(self.token_file))
+            if first:
+                task_status.started()
+
+        return listening
+
+    # --- routes --------------------------------------------------------------------
+
+    def authorized(self, request: Request | Scope) -> None:
+        """Raise :class:`_Unauthorized` unless the request has the bearer token."""
+        headers = request.headers if isinstance(request, Request) else Request(request).headers
+        if not token_matches(self._token, headers.get("authorization")):
+            self.unauthorized += 1
+            raise _Unauthorized(
+                "missing or wrong bearer token; send Authorization: Bearer <the content of "
+                f"{self.token_file}>"
+            )
+
+    async def _openapi(self, request: Request) -> Response:
+        if self._document is None:
+            names = [n for n in self._methods.names if n != "subscribe"]
+            methods = {name: self._methods.params_of(name) for name in names}
+            document = spec.openapi(self._version, methods, SubscribeParams)
+            self._document = msgspec.json.encode(document)
+        return Response(self._document, media_type="application/json")
+
+    async def _rpc(self, request: Request) -> Response:
+        self.authorized(request)
+        method = request.path_params["method"]
+        if method == "subscribe":
+            raise InvalidParams(f"subscribe is a stream over HTTP: GET {spec.SUBSCRIBE}")
+        body = await self._body(request)
+        return await self._call(method, msgspec.Raw(body or b"{}"))
+
+    async def _events(self, request: Request) -> Response:
+        self.authorized(request)
+        return await self._for_soul(request, "event.push")
+
+    async def _soul(self, request: Request) -> Response:
+        self.authorized(request)
+        method = request.path_params["method"]
+        if method == "subscribe":
+            raise InvalidParams(f"subscribe is a stream over HTTP: GET {spec.SOUL_SUBSCRIBE}")
+        return await self._for_soul(request, method)
+
+    async def _for_soul(self, request: Request, method: str) -> Response:
+        if method not in self._methods.names:
+            raise UnknownMethod(
+                f"unknown method {method!r}; GET {spec.OPENAPI} lists the routes there are"
+            )
+        if not spec.takes_soul(self._methods.params_of(method)):
+            raise UnknownMethod(f"{method} takes no soul; POST {spec.RPC.format(method=method)}")
+        soul = request.path_params["soul"]
+        body = await self._body(request)
+        try:
+            params = msgspec.json.decode(body) if body.strip() else {}
+        except (msgspec.DecodeError, RecursionError) as exc:
+            raise MalformedFrame(f"the body is not JSON ({exc}); send a JSON object") from None
+        if not isinstance(params, dict):
+            raise InvalidParams(f"invalid params for {method}: the body must be a JSON object")
+        if params.setdefault("soul", soul) != soul:
+            raise InvalidParams(
+                f"invalid params for {method}: the body names soul {params['soul']!r} and the "
+                f"path {soul!r}; leave soul out of the body"
+            )
+        return await self._call(method, msgspec.Raw(msgspec.json.encode(params)))
+
+    async def _body(self, request: Request) -> bytes:
+        try:
+            return await read_body(request, self._max_body, self.settings.body_timeout)
+        except BodyTooLarge:
+            raise FrameTooLarge(
+                f"the body is over {self._max_body} bytes ([socket] max_frame_bytes); "
+                "send less at once (import in smaller batches)"
+            ) from None
+        except BodyTimeout as exc:
+            raise HTTPException(408, f"{exc}; send the whole body at once") from None
+
+    async def _call(self, method: str, raw: msgspec.Raw) -> Response:
+        timeout = self.settings.request_timeout
+        reply = Future()
+        try:
+            with anyio.fail_after(timeout):
+                await self._methods.dispatch(method, raw, reply)
+                value = await reply.wait()
+        except TimeoutError:
+            raise AskTimeout(
+                f"no answer within {timeout:g} s ([http] request_timeout); it may still be "
+                "carried out: check before sending it again"
+            ) from None
+        return Response(msgspec.json.encode(value), media_type="application/json")
+
+    def _logged(
+        self, route: str, endpoint: Callable[[Request], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def handle(request: Request) -> Response:
+            started = time.perf_counter()
+            self.requests += 1
+            try:
+                response = await endpoint(request)
+            except SoupdError as error:
+                response = _error(error)
+            except HTTPException as exc:
+                response = await self._http_error(request, exc)
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception:  # noqa: BLE001 - one request's bug must not end the server
+                _log.exception("http.request_failed", route=route)
+                response = _error(
+                    SoupdError("internal error; the daemon log has the details (please report it)")
+                )
+            log_request(_log, request.scope, route, response.status_code, started)
+            return response
+
+        return handle
+
+    async def _http_error(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        code = {404: "not_found", 405: "method_not_allowed", 408: "timeout"}.get(
+            exc.status_code, "http_error"
+        )
+        message = exc.detail
+        if exc.status_code == 404:
+            message = f"no route {request.url.path}; GET {spec.OPENAPI} lists the routes"
+        elif exc.status_code == 405:
+            message = f"{request.method} is not served here; GET {spec.OPENAPI} says what is"
+        body = {"error": {"code": code, "message": message}}
+        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+def _error(error: SoupdError) -> Response:
+    status = status_of(error.code)
+    headers = {}
+    if status in (429, 503):
+        headers["retry-after"] = "1"
+    if status == 401:
+        headers["www-authenticate"] = 'Bearer realm="soupd"'
+    body = msgspec.json.encode({"error": {"code": error.code, "message": error.message}})
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+class _Stream:
+    """``subscribe`` as Server-Sent Events: a raw ASGI endpoint, so that the
+    subscription is open before the first byte is sent and closed however it ends."""
+
+    def __init__(self, api: HttpApi) -> None:
+        self._api = api
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        api = self._api
+        started = time.perf_counter()
+        api.requests += 1
+        route = spec.SOUL_SUBSCRIBE if "soul" in scope.get("path_params", {}) else spec.SUBSCRIBE
+        try:
+            api.authorized(scope)
+            params = self._params(scope)
+        except SoupdError as error:
+            await _error(error)(scope, receive, send)
+            log_request(_log, scope, route, status_of(error.code), started)
+            return
+        outputs = api._outputs
+        with outputs.subscribe(
+            frozenset(params.souls), frozenset(params.kinds), params.buffer
+        ) as subscription:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream; charset=utf-8"),
+                        (b"cache-control", b"no-cache"),
+                        (b"x-accel-buffering", b"no"),
+                    ],
+                }
+            )
+            log_request(_log, scope, route, 200, started)
+            hello = {"subscribed": True, "souls": params.souls, "kinds": params.kinds}
+            await _event(send, "subscribed", msgspec.json.encode(hello))
+            api._streams += 1
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_until_disconnect, receive, tg.cancel_scope)
+                    tg.start_soon(_until_set, api._closing, tg.cancel_scope)
+                    while True:
+                        with anyio.move_on_after(_HEARTBEAT):
+                            output = await subscription.receive()
+                            await _event(send, "output", msgspec.json.encode(output))
+                            continue
+                        await _chunk(send, b": ping\n\n")
+            finally:
+                api._streams -= 1
+        with anyio.CancelScope(shield=True):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _params(self, scope: Scope) -> SubscribeParams:
+        query = Request(scope).query_params
+        given: dict[str, Any] = {}
+        soul = scope.get("path_params", {}).get("soul")
+        souls = [soul] if soul is not None else _split(query.get("souls"))
+        given["souls"] = souls
+        given["kinds"] = _split(query.get("kinds"))
+        if "buffer" in query:
+            if not query["buffer"].isdigit():
+                raise InvalidParams("invalid params for subscribe: buffer must be a number")
+            given["buffer"] = int(query["buffer"])
+        unknown = set(query) - {"souls", "kinds", "buffer"}
+        if unknown:
+            raise InvalidParams(
+                f"invalid params for subscribe: unknown query parameter {sorted(unknown)[0]!r}; "
+                "use souls, kinds, buffer"
+            )
+        params = decode_params(
+            "subscribe", msgspec.Raw(msgspec.json.encode(given)), SubscribeParams
+        )
+        for name in params.souls:
+            if not self._api._methods.has_soul(name):
+                raise UnknownSoul(name)
+        return params
+
+
+def _split(value: str | None) -> list[str]:
+    return [part for part in (value or "").split(",") if part]
+
+
+async def _event(send: Send, name: str, data: bytes) -> None:
+    await _chunk(send, b"event: " + name.encode() + b"\ndata: " + data + b"\n\n")
+
+
+async def _chunk(send: Send, data: bytes) -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": True})
+
+
+async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+async def _until_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()

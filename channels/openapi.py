@@ -1,0 +1,186 @@
+"""The HTTP API's OpenAPI 3.1 document, made from the socket's method table.
+
+Nothing here is written per method: each method's request body is the JSON Schema of
+its params Struct (``msgspec.json.schema_components``), so a method added to
+:mod:`channels.methods` is an HTTP route, documented, without a line changed here.
+The routes (one home for their paths, which :mod:`channels.http_api` serves):
+
+* ``POST /v1/rpc/<method>``: any method; the body is its params, as on the socket.
+* ``POST /v1/souls/{soul}/<method>``: a method that takes ``soul``, named by the path
+  (the body may leave it out); ``POST /v1/souls/{soul}/events`` is ``event.push``.
+* ``GET /v1/souls/{soul}/subscribe`` and ``GET /v1/subscribe``: ``subscribe`` as
+  Server-Sent Events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "EVENTS",
+    "OPENAPI",
+    "RPC",
+    "SOUL_METHOD",
+    "SOUL_SUBSCRIBE",
+    "SUBSCRIBE",
+    "openapi",
+    "takes_soul",
+]
+
+OPENAPI = "/openapi.json"
+RPC = "/v1/rpc/{method}"
+SOUL_METHOD = "/v1/souls/{soul}/{method}"
+EVENTS = "/v1/souls/{soul}/events"
+SOUL_SUBSCRIBE = "/v1/souls/{soul}/subscribe"
+SUBSCRIBE = "/v1/subscribe"
+
+_REF = "#/components/schemas/{name}"
+_ERROR = {
+    "description": "an error: the soupd code (what clients branch on) and what to do",
+    "content": {"application/json": {"schema": {"$ref": _REF.format(name="Error")}}},
+}
+_ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["code", "message"],
+        }
+    },
+    "required": ["error"],
+}
+# The statuses an error may come with (channels.http_api maps the codes onto them).
+_STATUSES = {
+    "400": "invalid params or body (invalid_params, bad_frame)",
+    "401": "no or wrong bearer token",
+    "404": "unknown soul, method or item (unknown_soul, unknown_method, not_found)",
+    "408": "the body did not arrive in time",
+    "413": "the body is over [socket] max_frame_bytes",
+    "422": "refused by the hygiene gate (hygiene.<rule>)",
+    "429": "the soul is busy (busy)",
+    "503": "the soul is unavailable, restarting or shutting down (soul_unavailable)",
+    "504": "no answer within [http] request_timeout (timeout)",
+    "507": "the soul's disk is full (disk_full)",
+}
+_SSE = {
+    "description": (
+        "text/event-stream: first an event `subscribed`, then one event `output` per "
+        "output (data: {soul, kind, ts, payload}); `overflow` outputs say how many were "
+        "dropped while the reader was slow; a comment every 15 s keeps the stream open"
+    ),
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
+
+
+def takes_soul(params: type[Any]) -> bool:
+    """Whether a params Struct has a required ``soul`` string (a per-soul route)."""
+    fields = {f.name: f for f in msgspec.structs.fields(params)}
+    soul = fields.get("soul")
+    return soul is not None and soul.required and soul.type is str
+
+
+def openapi(version: str, methods: Mapping[str, type[Any]], subscribe: type[Any]) -> Any:
+    """The document for ``methods`` (name -> params Struct; ``subscribe`` excluded)."""
+    names = sorted(methods)
+    refs, components = msgspec.json.schema_components(
+        [methods[name] for name in names] + [subscribe], ref_template=_REF
+    )
+    by_name = dict(zip(names, refs[:-1], strict=True))
+    components["Error"] = _ERROR_SCHEMA
+    paths: dict[str, Any] = {
+        OPENAPI: {
+            "get": {
+                "summary": "this document",
+                "security": [],
+                "responses": {"200": {"description": "the OpenAPI document"}},
+            }
+        }
+    }
+    for name in names:
+        paths[RPC.format(method=name)] = {"post": _operation(name, by_name[name], f"rpc {name}")}
+    for name in names:
+        if not takes_soul(methods[name]):
+            continue
+        title = by_name[name]["$ref"].rsplit("/", 1)[1]
+        body = f"{title}.InPath"
+        components[body] = _without_soul(components[title])
+        operation = _operation(name, {"$ref": _REF.format(name=body)}, f"soul {name}")
+        operation["parameters"] = [_SOUL]
+        paths[SOUL_METHOD.format(soul="{soul}", method=name)] = {"post": operation}
+        if name == "event.push":
+            alias = {**operation, "operationId": "soul events"}
+            paths[EVENTS] = {"post": alias}
+    sub = refs[-1]["$ref"].rsplit("/", 1)[1]
+    query = [
+        _query("kinds", "only outputs of these kinds, comma-separated (all when absent)"),
+        _query("buffer", "outputs held while the reader is slow", "integer"),
+    ]
+    paths[SOUL_SUBSCRIBE] = {"get": _stream("soul subscribe", [_SOUL, *query], sub)}
+    souls = _query("souls", "only outputs of these souls, comma-separated (all when absent)")
+    paths[SUBSCRIBE] = {"get": _stream("subscribe", [souls, *query], sub)}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "soupd",
+            "version": version,
+            "description": (
+                "The soupd socket's methods over HTTP: JSON in and out, the same params, "
+                "results and error codes. Send `Authorization: Bearer <token>`, the "
+                "token being the content of the daemon's token file (see the README)."
+            ),
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+_SOUL = {"name": "soul", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _query(name: str, description: str, kind: str = "string") -> dict[str, Any]:
+    return {"name": name, "in": "query", "description": description, "schema": {"type": kind}}
+
+
+def _operation(method: str, body: Any, operation_id: str) -> dict[str, Any]:
+    return {
+        "summary": f"the socket method {method}",
+        "operationId": operation_id,
+        "requestBody": {"required": False, "content": {"application/json": {"schema": body}}},
+        "responses": {
+            "200": {
+                "description": f"the result of {method}, as the socket gives it",
+                "content": {"application/json": {"schema": {}}},
+            },
+            **{status: {**_ERROR, "description": why} for status, why in _STATUSES.items()},
+        },
+    }
+
+
+def _stream(operation_id: str, parameters: list[Any], params: str) -> dict[str, Any]:
+    return {
+        "summary": f"the socket's subscribe ({params}) as Server-Sent Events",
+        "operationId": operation_id,
+        "parameters": parameters,
+        "responses": {"200": _SSE, "400": _ERROR, "401": _ERROR, "404": _ERROR},
+    }
+
+
+def _without_soul(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A params schema for a body whose soul is in the path."""
+    properties = {k: v for k, v in schema.get("properties", {}).items() if k != "soul"}
+    required = [k for k in schema.get("required", []) if k != "soul"]
+    trimmed = {**schema, "properties": properties, "title": f"{schema.get('title')} (in path)"}
+    if required:
+        trimmed["required"] = required
+    else:
+        trimmed.pop("required", None)
+    return trimmed

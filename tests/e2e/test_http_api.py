@@ -1,0 +1,267 @@
+"""The HTTP API of a real daemon, spoken to with a real HTTP client (httpx) on loopback.
+
+The token is read from the file the daemon made; the address from ``daemon.status``
+(the tests ask for port 0, so each daemon gets a free one).
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from .harness import Daemon, Home, StartSoupd, wait_for
+
+CONFIG = "[http]\nport = 0\n[socket]\nmax_frame_bytes = 4096\n"
+
+
+class Api:
+    """The daemon's API: its base URL and token, and a client that sends the token."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        http = daemon.result("daemon.status")["http"]
+        assert http["state"] == "up", http
+        self.base = f"http://{http['address']}"
+        self.token_file = daemon.home.state_dir / "http.token"
+        assert http["token_file"] == str(self.token_file)
+        self.token = self.token_file.read_text().strip()
+        self.client = httpx.Client(
+            base_url=self.base, headers={"authorization": f"Bearer {self.token}"}, timeout=15
+        )
+
+    def post(self, path: str, body: Any = None, **kwargs: Any) -> httpx.Response:
+        if body is not None:
+            kwargs["json"] = body
+        return self.client.post(path, **kwargs)
+
+    def ok(self, path: str, body: Any = None) -> Any:
+        response = self.post(path, body)
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"] == "application/json"
+        return response.json()
+
+
+@pytest.fixture
+def api(soupd_home: Home, start_soupd: StartSoupd) -> Iterator[Api]:
+    soupd_home.write_config(CONFIG)
+    soupd_home.add_soul("ada")
+    soupd_home.add_soul("bob")
+    api = Api(start_soupd())
+    yield api
+    api.client.close()
+
+
+def test_push_then_recall_and_context_over_http(api: Api) -> None:
+    pushed = api.ok("/v1/souls/ada/events", {"text": "the boiler pressure gauge reads 3 bar"})
+    assert pushed["status"] == "stored"
+    # The generic route takes the socket's params as they are.
+    api.ok("/v1/rpc/event.push", {"soul": "ada", "text": "Kim fixed the boiler", "ref": "m-2"})
+    items = api.ok("/v1/souls/ada/recall", {"query": "boiler"})["items"]
+    assert {i["text"] for i in items} == {
+        "the boiler pressure gauge reads 3 bar",
+        "Kim fixed the boiler",
+    }
+    same = api.ok("/v1/rpc/recall", {"soul": "ada", "query": "boiler"})["items"]
+    assert [i["text"] for i in same] == [i["text"] for i in items]
+    context = api.ok("/v1/souls/ada/context", {"query": "boiler"})
+    assert "boiler" in context["text"]
+    # Souls are apart over HTTP as over the socket.
+    assert api.ok("/v1/souls/bob/recall", {"query": "boiler"})["items"] == []
+    # What HTTP stored is what the socket sees.
+    assert api.daemon.counts("ada")[0] == 2
+    assert api.ok("/v1/rpc/soul.list")["souls"][0]["name"] == "ada"
+
+
+def test_no_or_a_wrong_token_is_401_and_the_token_file_is_private(api: Api) -> None:
+    mode = stat.S_IMODE(api.token_file.stat().st_mode)
+    assert mode == 0o600
+    assert len(api.token) >= 40
+    body = {"query": "boiler"}
+    anonymous = httpx.post(f"{api.base}/v1/souls/ada/recall", json=body, timeout=15)
+    wrong = httpx.post(
+        f"{api.base}/v1/rpc/event.push",
+        json={"soul": "ada", "text": "wire the money"},
+        headers={"authorization": "Bearer " + api.token[:-1] + "x"},
+        timeout=15,
+    )
+    basic = httpx.post(
+        f"{api.base}/v1/souls/ada/events",
+        json={"text": "wire the money"},
+        headers={"authorization": f"Basic {api.token}"},
+        timeout=15,
+    )
+    stream = httpx.get(f"{api.base}/v1/souls/ada/subscribe", timeout=15)
+    for response in (anonymous, wrong, basic, stream):
+        assert response.status_code == 401, response.text
+        assert response.json()["error"]["code"] == "unauthorized"
+        assert str(api.token_file) in response.json()["error"]["message"]
+        assert response.headers["www-authenticate"].startswith("Bearer")
+    assert api.daemon.counts("ada")[0] == 0
+    assert api.daemon.result("daemon.status")["http"]["unauthorized"] == 4
+    # One line per request, with its route and status; the token is in no line.
+    refused = [e for e in api.daemon.log() if e.get("event") == "http.request"]
+    assert {(e["route"], e["status"]) for e in refused} >= {
+        ("/v1/souls/{soul}/{method}", 401),
+        ("/v1/rpc/{method}", 401),
+        ("/v1/souls/{soul}/events", 401),
+        ("/v1/souls/{soul}/subscribe", 401),
+    }
+    assert all(isinstance(e["ms"], float) for e in refused)
+    assert api.token not in api.daemon.log_path.read_text()
+    (listening,) = [e for e in api.daemon.log() if e.get("event") == "http.listening"]
+    assert f"http://{listening['address']}" == api.base
+
+
+def test_openapi_lists_every_socket_method(api: Api) -> None:
+    response = httpx.get(f"{api.base}/openapi.json", timeout=15)  # no token needed
+    assert response.status_code == 200
+    document = json.loads(response.content)
+    assert document["openapi"].startswith("3.1")
+    # The socket names every method it has when asked for one it has not.
+    unknown = api.daemon.call("no.such.method")["error"]["message"]
+    methods = unknown.split("known methods: ")[1].split(", ")
+    assert {"event.push", "recall", "context", "forget", "subscribe"} <= set(methods)
+    paths = document["paths"]
+    schemas = document["components"]["schemas"]
+    for method in methods:
+        if method == "subscribe":
+            assert "get" in paths["/v1/subscribe"]
+            assert "get" in paths["/v1/souls/{soul}/subscribe"]
+            continue
+        operation = paths[f"/v1/rpc/{method}"]["post"]
+        ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        assert ref.rsplit("/", 1)[1] in schemas, method
+    recall = schemas[
+        paths["/v1/rpc/recall"]["post"]["requestBody"]["content"]["application/json"]["schema"][
+            "$ref"
+        ].rsplit("/", 1)[1]
+    ]
+    assert {"soul", "query", "k", "since"} <= set(recall["properties"])
+    assert recall["additionalProperties"] is False
+    in_path = paths["/v1/souls/{soul}/recall"]["post"]
+    assert in_path["parameters"][0]["name"] == "soul"
+    body = in_path["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    assert "soul" not in schemas[body.rsplit("/", 1)[1]]["properties"]
+    assert "post" in paths["/v1/souls/{soul}/events"]
+    assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+
+
+def test_subscribe_streams_outputs_as_server_sent_events(api: Api) -> None:
+    events: list[tuple[str, Any]] = []
+    subscribed = threading.Event()
+    done = threading.Event()
+
+    def listen() -> None:
+        with api.client.stream("GET", "/v1/souls/ada/subscribe?kinds=reflect") as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            name = None
+            for line in response.iter_lines():
+                if line.startswith("event: "):
+                    name = line.removeprefix("event: ")
+                elif line.startswith("data: "):
+                    events.append((name or "", json.loads(line.removeprefix("data: "))))
+                    if name == "subscribed":
+                        subscribed.set()
+                    elif name == "output":
+                        done.set()
+                        return
+
+    reader = threading.Thread(target=listen, daemon=True)
+    reader.start()
+    assert subscribed.wait(15), events
+    assert api.daemon.result("daemon.status")["http"]["streams"] == 1
+    # Alarm words make news: the soul reflects at once, and says so as an output.
+    api.ok("/v1/souls/ada/events", {"text": "the migration failed again, rollback failed"})
+    assert done.wait(15), events
+    reader.join(15)
+    (_, hello), (_, output) = events
+    assert hello == {"subscribed": True, "souls": ["ada"], "kinds": ["reflect"]}
+    assert (output["soul"], output["kind"]) == ("ada", "reflect")
+    wait_for(
+        lambda: api.daemon.result("daemon.status")["http"]["streams"] == 0, "the stream to end"
+    )
+    unknown = api.client.get("/v1/souls/nobody/subscribe")
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "unknown_soul")
+    bad = api.client.get("/v1/subscribe?buffer=0")
+    assert (bad.status_code, bad.json()["error"]["code"]) == (400, "invalid_params")
+
+
+def test_bad_bodies_are_400_naming_the_problem_and_the_daemon_goes_on(api: Api) -> None:
+    broken = api.post("/v1/rpc/recall", content=b'{"soul": "ada", "query": ')
+    assert broken.status_code == 400
+    assert broken.json()["error"]["code"] == "invalid_params"
+    assert "truncated" in broken.json()["error"]["message"]
+    typo = api.post("/v1/souls/ada/recall", {"qurey": "boiler"})
+    assert typo.status_code == 400
+    assert "qurey" in typo.json()["error"]["message"]
+    not_json = api.post("/v1/souls/ada/events", content=b"text=hello")
+    assert (not_json.status_code, not_json.json()["error"]["code"]) == (400, "bad_frame")
+    a_list = api.post("/v1/souls/ada/events", ["hello"])
+    assert a_list.status_code == 400
+    other = api.post("/v1/souls/ada/events", {"soul": "bob", "text": "hello"})
+    assert other.status_code == 400
+    assert "leave soul out" in other.json()["error"]["message"]
+    refused = api.post("/v1/souls/ada/events", {"text": "db password=hunter2-correct-horse"})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (422, "hygiene.credential")
+    nobody = api.post("/v1/souls/nobody/recall", {"query": "x"})
+    assert (nobody.status_code, nobody.json()["error"]["code"]) == (404, "unknown_soul")
+    no_method = api.post("/v1/rpc/no.such", {})
+    assert (no_method.status_code, no_method.json()["error"]["code"]) == (404, "unknown_method")
+    no_route = api.client.get("/v1/nothing")
+    assert (no_route.status_code, no_route.json()["error"]["code"]) == (404, "not_found")
+    wrong_verb = api.client.get("/v1/rpc/recall")
+    assert wrong_verb.status_code == 405
+    # Nothing of that was stored, and the daemon serves on.
+    assert api.ok("/v1/souls/ada/events", {"text": "still here"})["status"] == "stored"
+    assert api.daemon.counts("ada")[0] == 1
+
+
+def test_an_oversized_body_is_413(api: Api) -> None:
+    big = {"text": "x" * 5000}
+    declared = api.post("/v1/souls/ada/events", big)
+    assert declared.status_code == 413
+    assert declared.json()["error"]["code"] == "frame_too_large"
+    assert "4096" in declared.json()["error"]["message"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it comes
+        yield b'{"text": "'
+        for _ in range(10):
+            yield b"y" * 1000
+        yield b'"}'
+
+    streamed = api.post("/v1/souls/ada/events", content=chunks())
+    assert streamed.status_code == 413
+    assert api.ok("/v1/souls/ada/events", {"text": "small enough"})["status"] == "stored"
+    assert api.daemon.counts("ada")[0] == 1
+
+
+def test_http_can_be_switched_off(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.write_config("[http]\nenabled = false\n")
+    daemon = start_soupd()
+    assert daemon.result("daemon.status")["http"] is None
+    assert not (soupd_home.state_dir / "http.token").exists()
+    assert not [e for e in daemon.log() if e.get("event", "").startswith("http.")]
+
+
+def test_a_taken_port_is_logged_and_the_daemon_runs_on(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        soupd_home.write_config(f"[http]\nport = {port}\n")
+        daemon = start_soupd()
+        http = daemon.result("daemon.status")["http"]
+        assert (http["state"], http["address"]) == ("backoff", None)
+        assert "in use" in http["last_error"]
+        (failed,) = [e for e in daemon.log() if e.get("event") == "http.bind_failed"]
+        assert (failed["port"], failed["level"]) == (port, "warning")
+        assert daemon.push("default", "the socket serves on")["status"] == "stored"
