@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -19,6 +19,8 @@ from channels.protocol import decode_params
 from souls.actor.mailbox import CallbackReply, Reply
 from souls.actor.memories import MAX_PAGE, parse_cursor
 from souls.events import EventIn, event_time, with_replay_ref
+from souls.intake.field_screen import screen
+from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
 from souls.knowledge.persons import parse_identity
 from souls.messages import (
     AddTask,
@@ -66,6 +68,7 @@ from souls.messages import Observe as ObserveMessage
 from souls.results import MAX_REASONS, ImportResult, Rejection
 from supervisor.errors import InvalidParams, SoupdError, UnknownMethod
 from supervisor.registry import Registry
+from supervisor.soul_files import toml_text
 
 __all__ = ["Methods"]
 
@@ -76,6 +79,28 @@ class _Params(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 class NoParams(_Params, frozen=True):
     pass
+
+
+class SoulCreateParams(_Params, frozen=True):
+    soul: str
+    # The soul's settings: a table of its TOML's tables and keys, or the file's whole
+    # text as toml (not both; neither: every key at its default).
+    config: dict[str, Any] | None = None
+    toml: str | None = None
+
+
+class SoulDeleteParams(_Params, frozen=True):
+    soul: str
+    # Also remove the soul's state folder (its database, brain, cards), once stopped.
+    purge: bool = False
+
+
+class SoulAdmin(Protocol):
+    """Who creates and deletes souls at run time (the daemon)."""
+
+    async def create_soul(self, name: str, text: str) -> dict[str, Any]: ...
+
+    async def delete_soul(self, name: str, *, purge: bool) -> dict[str, Any]: ...
 
 
 class SoulParams(_Params, frozen=True):
@@ -331,6 +356,10 @@ class Methods:
         self._logs = logs
         # Told the name of a soul that forgot everything, once it has.
         self._forgotten = forgotten
+        # Creates and deletes souls (soul.create, soul.delete); set by the daemon.
+        self.souls: SoulAdmin | None = None
+        # Every string of a soul.create passes the credential rule's built-in patterns.
+        self._screen = HygieneGate(HygieneConfig())
         # Events handed to souls so far (pushed or imported): the STATUS rate.
         self.events_received = 0
         self._table: dict[str, _Method] = {
@@ -375,6 +404,8 @@ class Methods:
             "task.add": _Method(TaskAddParams, self._task_add),
             "tasks": _Method(SoulParams, self._tasks),
             "soul.list": _Method(NoParams, self._soul_list),
+            "soul.create": _Method(SoulCreateParams, self._soul_create),
+            "soul.delete": _Method(SoulDeleteParams, self._soul_delete),
             "soul.stats": _Method(SoulParams, self._soul_stats),
             "daemon.status": _Method(NoParams, self._daemon_status),
             "logs": _Method(LogsParams, self._recent_logs),
@@ -680,6 +711,24 @@ class Methods:
     async def _crash(self, params: CrashParams, reply: Reply) -> None:
         await self._registry.lookup(params.soul).mailbox.tell(Crash(params.reason))
         reply.resolve({"crashing": params.soul})
+
+    def _admin(self) -> SoulAdmin:
+        if self.souls is None:
+            raise InvalidParams("souls cannot be created or deleted here (no daemon)")
+        return self.souls
+
+    async def _soul_create(self, params: SoulCreateParams, reply: Reply) -> None:
+        if params.config is not None and params.toml is not None:
+            raise InvalidParams(
+                "soul.create takes the soul's settings as config (a table) or as toml (the "
+                "file's text), not both"
+            )
+        screen(self._screen, params)
+        text = params.toml if params.toml is not None else toml_text(params.config or {})
+        reply.resolve(await self._admin().create_soul(params.soul, text))
+
+    async def _soul_delete(self, params: SoulDeleteParams, reply: Reply) -> None:
+        reply.resolve(await self._admin().delete_soul(params.soul, purge=params.purge))
 
     async def _soul_list(self, params: NoParams, reply: Reply) -> None:
         reply.resolve(

@@ -41,6 +41,7 @@ __all__ = [
     "read_souls",
     "read_toml",
     "shared_folders",
+    "soul_config",
 ]
 
 T = TypeVar("T")
@@ -424,7 +425,13 @@ def _read_named_soul(path: Path) -> SoulConfig:
 
 
 def _read_soul(path: Path) -> SoulConfig:
-    config = read_toml(path, SoulConfig)
+    return soul_config(path, parse_toml(path))
+
+
+def soul_config(path: Path, data: Mapping[str, Any]) -> SoulConfig:
+    """One soul's tables (a soul file's content, parsed) validated as the soul file at
+    ``path`` is at load: every key, its brain_dir as a path, its schedule's times."""
+    config = convert(path, data, SoulConfig)
     if config.brain_dir is not None:
         expand(path, "brain_dir", config.brain_dir)
     try:

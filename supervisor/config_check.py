@@ -27,7 +27,7 @@ import msgspec
 
 from channels.config import ChannelConfig, channel_problem, raw_problem
 from souls.config import SoulConfig
-from supervisor.config import DaemonConfig, explain, read_souls, shared_folders
+from supervisor.config import DEFAULT_SOUL, DaemonConfig, explain, read_souls, shared_folders
 from supervisor.config_file import expand, parse_toml
 from supervisor.errors import ConfigError
 from supervisor.paths import Locations, soul_name_problem
@@ -76,6 +76,17 @@ def check_configuration(locations: Locations) -> Report:
         good, _ = read_souls(souls_dir)
     report.errors += shared_folders(good, souls_dir, state_dir).values()
     report.souls = sorted(good)
+    default = state_dir / "souls" / DEFAULT_SOUL / "soul.db"
+    if files and DEFAULT_SOUL not in good and default.exists():
+        report.warnings.append(
+            ConfigError(
+                str(souls_dir / f"{DEFAULT_SOUL}.toml"),
+                "",
+                f"the {DEFAULT_SOUL!r} soul has data ({default.parent}) but does not run: "
+                f"soul files exist and none is {DEFAULT_SOUL}.toml; create this file (it may "
+                "be empty) to run it",
+            )
+        )
     if daemon is not None:
         if (problem := channel_problem(daemon.channels, set(good))) is not None:
             report.errors.append(ConfigError(str(config_file), *problem))

@@ -18,17 +18,24 @@ from typing import Any
 from supervisor.errors import ConfigError
 from supervisor.paths import Locations
 
-__all__ = ["client_socket", "expand", "parse_toml", "resolve"]
+__all__ = ["client_socket", "expand", "parse_text", "parse_toml", "resolve"]
 
 
 def parse_toml(path: Path) -> dict[str, Any]:
     """The tables of one TOML file; a ConfigError naming it when it cannot be read."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(str(path), "", f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(str(path), "", "not UTF-8 text; save it as UTF-8") from None
+    return parse_text(path, text)
+
+
+def parse_text(path: Path, text: str) -> dict[str, Any]:
+    """The tables of ``text``, the content ``path`` has or is to have."""
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), "", f"not valid TOML: {exc}") from None
 

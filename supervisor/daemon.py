@@ -35,6 +35,7 @@ import anyio
 import anyio.abc
 import structlog
 
+from channels.config import channel_problem
 from channels.methods import Methods
 from channels.server import Server, ServerConfig, prepare_socket_path
 from channels.supervisor import Channels
@@ -42,14 +43,29 @@ from souls.actor.clock import Clock, SystemClock
 from souls.actor.mailbox import Mailbox
 from souls.config import SoulConfig
 from souls.messages import Message, Ping
-from supervisor.config import Settings, load_settings, read_souls
-from supervisor.errors import ChildStartError, ConfigError, SoulUnavailable, SoupdError
+from supervisor.config import (
+    DEFAULT_SOUL,
+    Settings,
+    load_settings,
+    read_souls,
+    shared_folders,
+    soul_config,
+)
+from supervisor.config_file import parse_text
+from supervisor.errors import (
+    ChildStartError,
+    ConfigError,
+    InvalidParams,
+    SoulUnavailable,
+    SoupdError,
+)
 from supervisor.logstream import LogStream
 from supervisor.outputs import Outputs
 from supervisor.paths import Locations, check_private_dir, check_socket_path, soul_database
 from supervisor.registry import Registry, SoulHandle
 from supervisor.responder import Responder
 from supervisor.scheduler import Scheduler
+from supervisor.soul_files import purge_state, remove_soul_file, soul_path, write_soul_file
 from supervisor.statelock import StateLock
 from supervisor.systemd import Notifier, activated_socket, watchdog_interval
 from supervisor.tree import ChildSpec, Supervisor
@@ -58,6 +74,12 @@ if TYPE_CHECKING:
     from channels.http_api import HttpApi
 
 __all__ = ["Daemon"]
+
+# The file the default soul gets when a soul is created beside it (see create_soul).
+_DEFAULT_TEXT = (
+    "# The default soul: written by soupd when another soul was created at run time, so\n"
+    "# that this one keeps running (with no soul file at all, it runs without one).\n"
+)
 
 VERSION = "0.1.0"
 # Seconds a thread holds the GIL before another that asked for it gets it (see run).
@@ -89,6 +111,8 @@ class Daemon:
         self._logs: LogStream | None = None
         self.started_at = time.time()
         self._souls = Supervisor("souls", max_restarts=1_000_000, max_seconds=1.0)
+        # Held while the souls change: a reload, a soul created or deleted at run time.
+        self._changing = anyio.Lock()
         socket_config = settings.daemon.socket
         self.notifier = Notifier()
         self._activated = activated_socket()
@@ -247,7 +271,7 @@ class Daemon:
                 if signum == signal.SIGHUP:
                     _log.info("daemon.reloading", signal="SIGHUP")
                     self.notifier.reloading()
-                    await self.reload()
+                    await self._reload()
                     self.notifier.ready(self._status_line())
                     continue
                 if scope.cancel_called:
@@ -270,7 +294,7 @@ class Daemon:
             if now != seen:
                 seen = now
                 _log.info("daemon.reloading", reason="config files changed")
-                await self.reload()
+                await self._reload()
 
     async def _config_files(self) -> dict[str, tuple[int, int]]:
         files = [anyio.Path(self.settings.config_file)]
@@ -287,13 +311,30 @@ class Daemon:
         return found
 
     async def _run_souls(self, task_status: anyio.abc.TaskStatus[None]) -> None:
+        self.server.methods.souls = self  # soul.create and soul.delete, from now on
         async with anyio.create_task_group() as tg:
             await tg.start(self._souls.run)
             for name, config in sorted(self.settings.souls.items()):
                 await self._start_soul(name, config)
             for error in self.settings.refused.values():
                 self._refuse_soul_file(error)
+            if (
+                DEFAULT_SOUL not in self.settings.souls
+                and await anyio.Path(soul_database(self.settings.soul_dir(DEFAULT_SOUL))).exists()
+            ):
+                self._default_gone(self.settings)
             task_status.started()
+
+    def _default_gone(self, settings: Settings) -> None:
+        """Say that the default soul does not run (any more): soul files exist, and none is
+        its own. Its data stays where it was."""
+        _log.warning(
+            "soul.default_removed",
+            reason=f"{settings.souls_dir} holds soul files and none is {DEFAULT_SOUL}.toml",
+            kept=str(settings.soul_dir(DEFAULT_SOUL)),
+            fix=f"add {settings.souls_dir / (DEFAULT_SOUL + '.toml')} (it may be empty) to "
+            "run it again",
+        )
 
     def _refuse_soul_file(self, error: ConfigError) -> None:
         """A soul file that does not validate: logged, and its soul (when the file's name
@@ -406,6 +447,8 @@ class Daemon:
             name = old.refused_soul(path)
             if name is not None and name not in old.souls:
                 self.registry.remove(name)
+        if DEFAULT_SOUL in old.souls and DEFAULT_SOUL not in fresh.souls:
+            self._default_gone(fresh)
         for name in sorted(set(old.souls) | set(fresh.souls)):
             before, after = old.souls.get(name), fresh.souls.get(name)
             if before == after:
@@ -444,6 +487,109 @@ class Daemon:
         _log.info("config.reloaded", souls=len(fresh.souls))
         return True
 
+    async def _reload(self) -> bool:
+        async with self._changing:
+            return await self.reload()
+
+    async def create_soul(self, name: str, text: str) -> dict[str, Any]:
+        """Write ``souls/<name>.toml`` with ``text`` and start the soul (soul.create).
+
+        Refused (InvalidParams, no file written) when the name cannot be a file's, the
+        soul or its file exists, or the text does not validate as a soul file does at
+        load. While the ``default`` soul runs only because no soul file exists, it gets
+        a file of its own first, so creating a soul never removes it."""
+        async with self._changing:
+            settings = self.settings
+            path = soul_path(settings.souls_dir, name)
+            if name in {h.name for h in self.registry.handles()} or await _lexists(path):
+                raise InvalidParams(
+                    f"soul {name!r} exists already ({path}); edit its file, or delete it first"
+                )
+            try:
+                config = soul_config(path, parse_text(path, text))
+            except ConfigError as error:
+                raise InvalidParams(f"soul.create: {error.message}") from None
+            shared = shared_folders({**settings.souls, name: config}, settings.souls_dir,
+                                    settings.state_dir)  # fmt: skip
+            if name in shared:
+                raise InvalidParams(f"soul.create: {shared[name].message}")
+            default_file = settings.souls_dir / f"{DEFAULT_SOUL}.toml"
+            keep_default = (
+                DEFAULT_SOUL in settings.souls and not await anyio.Path(default_file).exists()
+            )
+            if keep_default:
+                await anyio.to_thread.run_sync(write_soul_file, default_file, _DEFAULT_TEXT)
+                _log.info("soul.default_kept", file=str(default_file))
+            try:
+                await anyio.to_thread.run_sync(write_soul_file, path, text)
+            except FileExistsError:
+                raise InvalidParams(f"soul {name!r} exists already ({path})") from None
+            self.settings = dataclasses.replace(settings, souls={**settings.souls, name: config})
+            self.scheduler.update_settings(self.settings)
+            handle = await self._start_soul(name, config)
+            if handle.state == "failed":
+                # Valid, yet it cannot run (a brain_dir it may not create): as if never asked.
+                self.registry.remove(name)
+                self.settings = settings
+                self.scheduler.update_settings(settings)
+                await anyio.to_thread.run_sync(remove_soul_file, path)
+                raise InvalidParams(
+                    f"soul {name!r} cannot start with that config ({handle.last_error}); "
+                    "nothing was written"
+                )
+            await self.scheduler.add_soul(handle)
+            _log.info("soul.created", soul=name, file=str(path))
+            return {"soul": name, "file": str(path), "state": handle.state,
+                    "default_kept": keep_default}  # fmt: skip
+
+    async def delete_soul(self, name: str, *, purge: bool) -> dict[str, Any]:
+        """Stop the soul and remove its file (soul.delete); its state folder (database,
+        brain) stays unless ``purge``, then it is removed once the soul has stopped. A
+        brain_dir of its own outside the state folder is never removed."""
+        async with self._changing:
+            settings = self.settings
+            handle = self.registry.lookup_any(name)  # UnknownSoul when there is none
+            path = settings.souls_dir / f"{name}.toml"
+            others = [p for p in await self._soul_files() if p != str(path)]
+            if not await _lexists(path) and not others:
+                raise InvalidParams(
+                    f"soul {name!r} runs because no soul file exists; it has no file to "
+                    "delete (create another soul first)"
+                )
+            remaining = {k: v for k, v in settings.souls.items() if k != name}
+            if (problem := channel_problem(settings.daemon.channels, remaining)) is not None:
+                key, said = problem
+                raise InvalidParams(f"soul.delete: {settings.config_file}: {key}: {said}")
+            brain = settings.brain_dir(name) if name in settings.souls else None
+            removed = await anyio.to_thread.run_sync(remove_soul_file, path)
+            self.scheduler.remove_soul(name)
+            await self._stop_soul(name)
+            refused = {k: v for k, v in settings.refused.items() if k != str(path)}
+            self.settings = dataclasses.replace(settings, souls=remaining, refused=refused)
+            self.scheduler.update_settings(self.settings)
+            state = settings.soul_dir(name)
+            if purge:
+                await anyio.to_thread.run_sync(purge_state, state)
+                self.channels.conversations.forget_soul(name)
+            _log.info("soul.deleted", soul=name, file=str(path), purged=purge,
+                      was=handle.state)  # fmt: skip
+            if not others and not remaining:
+                # No soul file left: the default soul runs, as it would at the next start.
+                self.settings = dataclasses.replace(
+                    self.settings, souls={DEFAULT_SOUL: SoulConfig()}
+                )
+                self.scheduler.update_settings(self.settings)
+                await self.scheduler.add_soul(await self._start_soul(DEFAULT_SOUL, SoulConfig()))
+            kept = [str(p) for p in (state, brain) if p is not None and (not purge or p != state)]
+            return {"soul": name, "file": str(path) if removed else None, "stopped": True,
+                    "purged": purge, "kept": sorted(set(kept))}  # fmt: skip
+
+    async def _soul_files(self) -> list[str]:
+        folder = anyio.Path(self.settings.souls_dir)
+        if not await folder.is_dir():
+            return []
+        return sorted([str(p) async for p in folder.glob("*.toml")])
+
     async def _run_scheduler(self, task_status: anyio.abc.TaskStatus[Scheduler]) -> None:
         await self.scheduler.run(task_status=task_status)
 
@@ -478,3 +624,8 @@ class Daemon:
             "channels": self.channels.status(),
             "answers": {"answered": self.responder.answered, "failed": self.responder.failed},
         }
+
+
+async def _lexists(path: os.PathLike[str]) -> bool:
+    """Whether anything has that name (a dangling link too)."""
+    return await anyio.Path(path).is_symlink() or await anyio.Path(path).exists()

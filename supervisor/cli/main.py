@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from supervisor.cli import cards, check, data, exits, knowledge, loop, memories, tasks
+from supervisor.cli import cards, check, data, exits, knowledge, loop, memories, soul, tasks
 from supervisor.errors import SoupdError
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _parser(as_json: bool = False) -> argparse.ArgumentParser:
     context.add_argument("query", nargs="?")
     context.add_argument("--session", help="count against this session's recall budget")
     command("status", _status, "show the daemon's status")
-    command("souls", _souls, "list the souls and their state")
+    soul.register(command, _call, _print)
     loop.register(command, _call, _print)
     tasks.register(command, _call, _print)
     data.register(command, _call, _print, _socket_path)
@@ -375,21 +375,6 @@ def _status(args: argparse.Namespace) -> int:
                 f"{c['outbox_overflow']} dropped outbound{error}"
             )
         return "\n".join(lines)
-
-    return _print(args, result, human)
-
-
-def _souls(args: argparse.Namespace) -> int:
-    result = _call(args, "soul.list", {})
-
-    def human(r: dict[str, Any]) -> str:
-        rows = [f"{'NAME':<24} {'STATE':<11} {'RESTARTS':>8} {'QUEUED':>7}"]
-        for s in r["souls"]:
-            error = f"  {s['last_error']}" if s["last_error"] else ""
-            rows.append(
-                f"{s['name']:<24} {s['state']:<11} {s['restarts']:>8} {s['queued']:>7}{error}"
-            )
-        return "\n".join(rows)
 
     return _print(args, result, human)
 

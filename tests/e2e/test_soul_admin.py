@@ -1,0 +1,195 @@
+"""Souls at run time, end to end: soul.create writes the soul's file (atomically, 0600)
+and starts it, soul.delete stops it and removes the file (its data kept unless purged);
+bad names and bad settings are refused with a clear error and no file written; the
+default soul is never removed silently."""
+
+from __future__ import annotations
+
+import json
+import signal
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .harness import Daemon, Home, StartSoupd, wait_for
+
+FAKE_KEY = "AKIA" + "ABCDEFGHIJ234567"  # assembled so no scanner takes it for a leak
+
+
+def names(daemon: Daemon) -> dict[str, str]:
+    return {s["name"]: s["state"] for s in daemon.result("soul.list")["souls"]}
+
+
+def soul_files(home: Home) -> list[str]:
+    folder = home.config_dir / "souls"
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_create_push_recall_restart_delete_purge(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    daemon = start_soupd()
+    assert names(daemon) == {"default": "hibernating"}
+    daemon.push("default", "the default soul keeps its memories")
+    created = daemon.result(
+        "soul.create",
+        {"soul": "ada", "config": {"recall": {"k": 3}, "lifecycle": {"hibernate_after": 0}}},
+    )
+    path = soupd_home.config_dir / "souls" / "ada.toml"
+    assert created == {"soul": "ada", "file": str(path), "state": "running", "default_kept": True}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert tomllib.loads(path.read_text()) == {
+        "recall": {"k": 3},
+        "lifecycle": {"hibernate_after": 0},
+    }
+    # The first soul file did not take the default soul away: it got a file of its own.
+    assert soul_files(soupd_home) == ["ada.toml", "default.toml"]
+    assert set(names(daemon)) == {"ada", "default"}
+    assert names(daemon)["ada"] == "running"  # hibernate_after = 0: awake from the start
+
+    for n in range(5):
+        daemon.push("ada", f"note {n} about the harbour crane")
+    assert len(daemon.recall("ada", "harbour crane")) == 3  # its own [recall] k
+    assert daemon.recall("default", "memories")
+
+    # A restart finds the soul in its file, with its data.
+    assert daemon.stop() == 0
+    daemon = start_soupd()
+    assert names(daemon) == {"ada": "running", "default": "hibernating"}
+    assert len(daemon.recall("ada", "harbour crane")) == 3
+    assert daemon.recall("default", "memories")
+
+    deleted = daemon.result("soul.delete", {"soul": "ada"})
+    state = soupd_home.soul_dir("ada")
+    assert deleted == {"soul": "ada", "file": str(path), "stopped": True, "purged": False,
+                       "kept": [str(state)]}  # fmt: skip
+    assert not path.exists()
+    assert "ada" not in names(daemon)
+    assert daemon.call("recall", {"soul": "ada", "query": "crane"})["error"]["code"] == (
+        "unknown_soul"
+    )
+    assert (state / "soul.db").exists()  # data kept
+    # Created again, the soul finds its data where it left it.
+    daemon.result("soul.create", {"soul": "ada"})
+    assert path.read_text() == ""
+    assert len(daemon.recall("ada", "harbour crane", k=10)) == 5
+
+    purged = daemon.result("soul.delete", {"soul": "ada", "purge": True})
+    assert (purged["purged"], purged["kept"]) == (True, [])
+    assert not state.exists()
+    assert not path.exists()
+    assert daemon.call("soul.delete", {"soul": "ada"})["error"]["code"] == "unknown_soul"
+    assert daemon.stop() == 0
+    daemon = start_soupd()
+    assert set(names(daemon)) == {"default"}  # its own file stays
+
+
+@pytest.mark.parametrize(
+    ("params", "code", "said"),
+    [
+        ({"soul": "../evil"}, "invalid_params", "soul name"),
+        ({"soul": ".hidden"}, "invalid_params", "soul name"),
+        ({"soul": "a/b"}, "invalid_params", "soul name"),
+        ({"soul": ""}, "invalid_params", "soul name"),
+        ({"soul": "default"}, "invalid_params", "exists already"),
+        ({"soul": "ada", "config": {"recal": {"k": 3}}}, "invalid_params", "recal"),
+        ({"soul": "ada", "config": {"recall": {"k": "many"}}}, "invalid_params", "recall.k"),
+        ({"soul": "ada", "config": {"lifecycle": {"hibernate_after": -1}}}, "invalid_params",
+         "hibernate_after"),
+        ({"soul": "ada", "config": {"schedule": {"decay": "S03:00"}}}, "invalid_params",
+         "schedule"),
+        ({"soul": "ada", "config": {"recall": [{"k": 1}]}}, "invalid_params", "recall"),
+        ({"soul": "ada", "toml": "[recall\nk = 3"}, "invalid_params", "not valid TOML"),
+        ({"soul": "ada", "toml": "", "config": {}}, "invalid_params", "not both"),
+        ({"soul": "ada", "config": {"llm": {"base_url": "http://x/?key=" + FAKE_KEY}}},
+         "hygiene.credential", "credential"),
+        ({"soul": "ada", "colour": "red"}, "invalid_params", "colour"),
+    ],
+)  # fmt: skip
+def test_bad_names_and_settings_are_refused_and_nothing_is_written(
+    soupd_home: Home, start_soupd: StartSoupd, params: dict[str, Any], code: str, said: str
+) -> None:
+    daemon = start_soupd()
+    reply = daemon.call("soul.create", params)
+    assert reply["error"]["code"] == code, reply
+    assert said in reply["error"]["message"], reply
+    assert soul_files(soupd_home) == []
+    assert not list(soupd_home.root.rglob("evil*"))
+    assert names(daemon) == {"default": "hibernating"}
+
+
+def test_a_soul_that_cannot_start_leaves_no_file(
+    soupd_home: Home, start_soupd: StartSoupd, tmp_path: Path
+) -> None:
+    soupd_home.add_soul("bob")
+    daemon = start_soupd()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    reply = daemon.call("soul.create", {"soul": "ada", "config": {
+        "brain_dir": str(blocked / "brain"), "lifecycle": {"hibernate_after": 0}}})  # fmt: skip
+    assert reply["error"]["code"] == "invalid_params", reply
+    assert "cannot start" in reply["error"]["message"]
+    assert soul_files(soupd_home) == ["bob.toml"]
+    assert names(daemon) == {"bob": "hibernating"}
+    # Another soul's folder is refused as at load.
+    shared = daemon.call("soul.create", {"soul": "ada", "config": {
+        "brain_dir": str(soupd_home.soul_dir("bob"))}})  # fmt: skip
+    assert "bob" in shared["error"]["message"], shared
+    assert soul_files(soupd_home) == ["bob.toml"]
+
+
+def test_cli_create_list_delete(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("bob")
+    start_soupd()
+    made = soupd_home.cli("soul", "create", "ada", "--set", "recall.k=4",
+                          "--set", "lifecycle.hibernate_after=0", "--json")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["state"] == "running"
+    path = soupd_home.config_dir / "souls" / "ada.toml"
+    assert tomllib.loads(path.read_text()) == {
+        "recall": {"k": 4},
+        "lifecycle": {"hibernate_after": 0},
+    }
+    listed = soupd_home.cli("souls", "--json")
+    assert [s["name"] for s in json.loads(listed.stdout)["souls"]] == ["ada", "bob"]
+    human = soupd_home.cli("soul", "list")
+    assert human.returncode == 0
+    assert "ada" in human.stdout
+    assert "running" in human.stdout
+    again = soupd_home.cli("soul", "create", "ada")
+    assert again.returncode == 5, again.stderr  # refused input
+    assert "exists already" in again.stderr
+    bad = soupd_home.cli("soul", "create", "x", "--set", "recall")
+    assert bad.returncode == 5, bad.stderr
+    gone = soupd_home.cli("soul", "delete", "ada", "--purge")
+    assert gone.returncode == 0, gone.stderr
+    assert "state folder removed" in gone.stdout
+    assert not path.exists()
+    assert not soupd_home.soul_dir("ada").exists()
+    missing = soupd_home.cli("soul", "delete", "ada")
+    assert missing.returncode == 6, missing.stderr  # not found
+
+
+def test_a_hand_added_first_file_says_the_default_soul_stops(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    daemon = start_soupd()
+    daemon.push("default", "remember the default soul")
+    soupd_home.add_soul("ada")
+    seen = len(daemon.log())
+    daemon.send_signal(signal.SIGHUP)
+
+    def warned() -> dict[str, Any] | None:
+        lines = [e for e in daemon.log()[seen:] if e.get("event") == "soul.default_removed"]
+        return lines[0] if lines else None
+
+    line = wait_for(warned, "the warning that the default soul stopped")
+    assert "default.toml" in line["fix"]
+    assert line["kept"] == str(soupd_home.soul_dir("default"))
+    checked = soupd_home.cli("config", "check", "--json")
+    warnings = json.loads(checked.stdout)["warnings"]
+    assert any("default" in w["problem"] and "does not run" in w["problem"] for w in warnings)
+    # Its data is intact: its own file brings it back.
+    daemon.result("soul.create", {"soul": "default"})
+    assert daemon.recall("default", "remember")
