@@ -20,7 +20,6 @@ incomplete (verdicts still pending).
 from __future__ import annotations
 
 import datetime as dt
-import html
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ import msgspec
 
 from souls.collision.cards import Card
 from souls.collision.lines import Line, covers, read
+from souls.collision.markdown import to_html
 from souls.store.store import Store
 
 __all__ = ["ClosureProposal", "ProteinProposal", "TideConfig", "TideReport", "tide"]
@@ -292,18 +292,8 @@ def _proposal(p: ProteinProposal) -> str:
 
 
 def _html(markdown: str) -> str:
-    parts = []
-    for line in markdown.splitlines():
-        if line.startswith("# "):
-            parts.append(f"<h1>{html.escape(line[2:])}</h1>")
-        elif line.startswith("## "):
-            parts.append(f"<h2>{html.escape(line[3:])}</h2>")
-        elif line.startswith("- "):
-            parts.append(f"<li>{html.escape(line[2:])}</li>")
-        elif line:
-            parts.append(f"<p>{html.escape(line)}</p>")
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>Tide</title>"
         "<style>body{font-family:sans-serif;max-width:48em;margin:2em auto}</style>"
-        f"</head><body>{''.join(parts)}</body></html>"
+        f"</head><body>{to_html(markdown)}</body></html>"
     )

@@ -3,6 +3,7 @@ cards/ folder checked against the database."""
 
 from __future__ import annotations
 
+import html
 import http.server
 import json
 import os
@@ -12,7 +13,7 @@ import subprocess
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from conversations import turns
@@ -250,7 +251,8 @@ def test_the_status_page_is_one_self_contained_file(
     assert result.returncode == 0, result.stderr
     page = out.read_text()
     assert page.startswith("<!doctype html>")
-    assert page.count("<svg") == 3  # weights, silence by week, verdict mix
+    assert page.count("<svg") == 2  # weights, silence by week
+    assert "No verdicts yet" in page  # no verdict mix before the user gave one
     assert "vault &lt;3&gt;" in page  # escaped
     assert "answers_question" in page
     assert ">strong<" in page
@@ -259,6 +261,72 @@ def test_the_status_page_is_one_self_contained_file(
     assert "test build" in page
     for external in ("http://", "https://", "<script", "<link"):
         assert external not in page.replace("http://www.w3.org/2000/svg", "")
+
+
+# Appended to a copy of the page (which itself runs no script): measures what Chromium
+# laid out and writes it into the page as JSON, which --dump-dom then prints.
+_MEASURE = """<script>
+const box = (e) => e.getBoundingClientRect();
+const bars = [...document.querySelectorAll("table.cards .bar")];
+const rows = [...document.querySelectorAll("table.cards tr")].slice(1);
+const out = {
+  bars: bars.length,
+  barWidths: bars.map((b) => box(b).width),
+  minBarHeight: Math.min(...bars.map((b) => box(b).height)),
+  minRowHeight: Math.min(...rows.map((r) => box(r).height)),
+  weights: rows.map((r) => r.cells[3].innerText.trim()),
+  verdictFills: [...document.querySelectorAll("rect.verdict")].map(
+    (r) => [r.dataset.label, getComputedStyle(r).fill]),
+  items: document.querySelectorAll("li").length,
+  looseItems: [...document.querySelectorAll("li")].filter(
+    (li) => !["UL", "OL"].includes(li.parentElement.tagName)).length,
+  strong: [...document.querySelectorAll(".tide strong")].map((e) => e.innerText),
+  text: document.body.innerText,
+  pwned: document.documentElement.dataset.pwned || null,
+};
+const pre = document.createElement("pre");
+pre.id = "measured";
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+</script>"""
+
+
+def _chromium_measures(page: Path, tmp_path: Path) -> dict[str, Any]:
+    """What headless Chromium laid out for ``page`` (see _MEASURE), and a screenshot."""
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text().replace("</body>", _MEASURE + "</body>"))
+    flags = [
+        "chromium",
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1000,800",
+    ]
+    dumped = subprocess.run(
+        [*flags, "--dump-dom", probe.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dumped, re.DOTALL)
+    assert found, dumped[-2000:]
+    shot = tmp_path / "page.png"
+    subprocess.run(
+        [*flags, f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+    measured: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    return measured
 
 
 # CI installs Chromium (.ci/run), so there the test runs or fails, never skips.
@@ -271,32 +339,52 @@ def test_the_status_page_renders_in_chromium(
 ) -> None:
     soupd_home.add_soul("ada")
     daemon = start_soupd()
-    ten_cards(daemon, question=False)
-    daemon.result("lightning", {"soul": "ada", "topic": "vault secrets", "seed": 1})
+    pwn = "<script>document.documentElement.dataset.pwned = 'title'</script>"
+    for n in range(300):
+        card: dict[str, object] = {
+            "soul": "ada",
+            "conclusions": [f"vault {n} holds secrets"],
+            "questions": [QUESTION],
+            "title": pwn if n == 0 else f"vault {n}",
+        }
+        daemon.result("card.add", card)
+    topic = (
+        "we rotate the api keys every month "
+        "<img src=x onerror=\"document.documentElement.dataset.pwned = 'topic'\">"
+    )
+    shown = [daemon.result("lightning", {"soul": "ada", "topic": topic, "seed": s}) for s in (1, 2)]
+    assert all(draw["presented"] for draw in shown)
+    judged = [(d["draw"], c) for d in shown for c in d["cards"][:2]]
+    for (draw, card), verdict in zip(
+        judged, ("strong", "approve", "neutral", "oppose"), strict=True
+    ):
+        params = {"soul": "ada", "draw": draw, "card": card, "verdict": verdict}
+        daemon.result("verdict", params | ({"line": 1} if verdict == "strong" else {}))
     page = tmp_path / "page.html"
     assert soupd_home.cli("status-page", "ada", "--out", page).returncode == 0
-    shot = tmp_path / "page.png"
-    subprocess.run(
-        [
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--window-size=1000,800",
-            f"--screenshot={shot}",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        timeout=120,
-        check=True,
-    )
-    assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+    measured = _chromium_measures(page, tmp_path)
+
+    assert measured["pwned"] is None  # user text is text, never markup
+    assert "<script>document.documentElement" in measured["text"]  # shown as written
+    # Every card has its own readable bar, on one absolute scale.
+    assert measured["bars"] == 300
+    assert min(measured["barWidths"]) >= 6
+    assert measured["minBarHeight"] >= 10
+    assert measured["minRowHeight"] >= 16
+    by_weight: dict[str, set[float]] = {}
+    for weight, width in zip(measured["weights"], measured["barWidths"], strict=True):
+        by_weight.setdefault(weight, set()).add(width)
+    assert all(len(widths) == 1 for widths in by_weight.values())  # same weight, same bar
+    assert max(by_weight["2.00"]) > max(by_weight["1.00"])  # the strong approval shows
+    # The verdicts in four colours, the tide's Markdown rendered, lists in lists.
+    fills = dict(measured["verdictFills"])
+    assert set(fills) == {"strong", "approve", "neutral", "oppose"}
+    assert len(set(fills.values())) == 4
+    assert measured["looseItems"] == 0
+    assert measured["items"] > 5
+    assert "**" not in measured["text"]
+    assert "Reconciliation incomplete:" in measured["strong"]
+    assert "How to read this page" in measured["text"]
 
 
 class _Judge(http.server.BaseHTTPRequestHandler):

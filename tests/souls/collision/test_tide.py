@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from html.parser import HTMLParser
 from pathlib import Path
 
 from souls.collision.cards import CardStore
+from souls.collision.markdown import to_html
 from souls.collision.tide import ClosureProposal, ProteinProposal, TideConfig, closures, tide
 from souls.store.changes import Changes
 from souls.store.store import NewEvent, Store
@@ -128,3 +130,55 @@ async def test_a_later_card_that_answers_an_open_question_is_a_closure_proposal(
     assert report.closures_made == 1
     assert report.silence_rate == round(2 / 3, 4)
     assert "- closures made: 1" in report.markdown
+
+
+class _Tags(HTMLParser):
+    """The tags of a page, each with the tag it sits in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.seen: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.seen.append((tag, self.open[-1] if self.open else ""))
+        if tag not in {"meta", "br", "img", "hr"}:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.open and self.open.pop() != tag:
+            pass
+
+
+def tags(page: str) -> list[tuple[str, str]]:
+    parser = _Tags()
+    parser.feed(page)
+    return parser.seen
+
+
+async def test_the_report_renders_its_markdown(tmp_path: Path) -> None:
+    async with deck(tmp_path) as (store, cards):
+        for n in range(3):
+            await cards.add(title=f"t{n}", conclusions=[f"c{n}"], now=NOW)
+        await draws(store, [([1, 2, 3], True)])  # presented, no verdict yet
+        report = await tide(store, await cards.all(), NOW + 60, CONFIG)
+    assert not report.complete
+    assert "**Reconciliation incomplete:**" in report.markdown
+    assert "<strong>Reconciliation incomplete:</strong>" in report.html
+    assert "**" not in report.html
+    placed = tags(report.html)
+    items = [parent for tag, parent in placed if tag == "li"]
+    assert len(items) >= 5
+    assert set(items) == {"ul"}  # every item in a list
+
+
+def test_raw_html_in_markdown_is_text() -> None:
+    rendered = to_html(
+        "- a <script>alert(1)</script>\n- <img src=x onerror=alert(1)>\n\n"
+        "[link](javascript:alert(1))\n\n<div onclick=x>raw</div>\n"
+    )
+    assert "<script" not in rendered
+    assert "<img" not in rendered
+    assert "<div" not in rendered
+    assert 'href="javascript' not in rendered
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered
