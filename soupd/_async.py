@@ -1,0 +1,310 @@
+"""The async client (anyio: asyncio or trio): the same methods as :class:`soupd.Client`,
+awaited.
+
+One connection; calls are serialised on it by a lock (open several clients to have
+several requests in flight). The rules for timeouts and reconnecting are the blocking
+client's (see :mod:`soupd._sync`). A call cancelled or timed out mid-way drops the
+connection, so a late reply is never taken for the next call's.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import os
+import select
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+import anyio
+import anyio.abc
+
+from soupd._calls import Call, calls, method_signature
+from soupd._errors import ClientTimeout, ConnectionLost, DaemonNotRunning, SoupdError
+from soupd._paths import find_socket
+from soupd._sync import DEFAULT_TIMEOUT
+from soupd._types import Output
+from soupd._wire import MAX_REPLY_BYTES, Frames, Reply, decode_output, encode_request
+
+__all__ = ["AsyncClient", "AsyncSubscription"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+# How long closing a connection may take when the call that owned it was cancelled.
+_CLOSE_WITHIN = 1.0
+
+
+class _Broken(Exception):
+    """The connection ended or failed under a call."""
+
+
+def _method(
+    build: Callable[P, Call[T]],
+) -> Callable[Concatenate[AsyncClient, P], Coroutine[Any, Any, T]]:
+    async def method(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self._run(build(*args, **kwargs))
+
+    functools.update_wrapper(method, build)
+    method.__qualname__ = f"AsyncClient.{build.__name__}"
+    method.__signature__ = method_signature(build)  # type: ignore[attr-defined]
+    return method
+
+
+class _Connection:
+    def __init__(self, stream: anyio.abc.SocketStream, max_reply_bytes: int) -> None:
+        self.stream = stream
+        self.frames = Frames(max_reply_bytes)
+        self.pending: list[Reply] = []
+
+    @classmethod
+    async def open(cls, path: Path, max_reply_bytes: int) -> _Connection:
+        try:
+            stream = await anyio.connect_unix(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            raise DaemonNotRunning(
+                f"soupd is not running (no daemon listens on {path}); start it with "
+                "`soupd start`, or point the client at its socket (socket=... or $SOUPD_SOCKET)"
+            ) from None
+        except PermissionError:
+            raise DaemonNotRunning(
+                f"permission denied on {path}; run as the daemon's user (or a member of its group)"
+            ) from None
+        return cls(stream, max_reply_bytes)
+
+    def stale(self) -> bool:
+        """See :meth:`soupd._sync._Connection.stale` (a poll that never blocks)."""
+        raw = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        readable, _, _ = select.select([raw], [], [], 0)
+        return bool(readable or self.pending)
+
+    async def send(self, data: bytes) -> None:
+        try:
+            await self.stream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise _Broken(str(exc) or type(exc).__name__) from None
+
+    async def receive(self) -> Reply:
+        while not self.pending:
+            try:
+                chunk = await self.stream.receive(1 << 16)
+            except anyio.EndOfStream:
+                raise _Broken("the daemon closed the connection") from None
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise _Broken(str(exc) or type(exc).__name__) from None
+            self.pending.extend(self.frames.feed(chunk))
+        return self.pending.pop(0)
+
+    async def aclose(self) -> None:
+        with anyio.move_on_after(_CLOSE_WITHIN, shield=True):
+            await self.stream.aclose()
+
+
+class AsyncClient:
+    """An async client of the daemon's socket; arguments as for :class:`soupd.Client`.
+
+    ``async with AsyncClient() as c: await c.push("default", "text", sender="ana")``
+    """
+
+    def __init__(
+        self,
+        socket: str | os.PathLike[str] | None = None,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+    ) -> None:
+        self.path = find_socket(socket)
+        self.timeout = timeout
+        self.max_reply_bytes = max_reply_bytes
+        self._connection: _Connection | None = None
+        self._ids = itertools.count(1)
+        self._lock = anyio.Lock()
+        self.reconnects = 0
+
+    async def __aenter__(self) -> AsyncClient:
+        async with self._lock:
+            with anyio.fail_after(self.timeout):
+                await self._connected()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._drop()
+
+    async def _drop(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await connection.aclose()
+
+    async def _connected(self) -> _Connection:
+        if self._connection is not None and self._connection.stale():
+            await self._drop()
+            self.reconnects += 1
+        if self._connection is None:
+            self._connection = await _Connection.open(self.path, self.max_reply_bytes)
+        return self._connection
+
+    async def _run(self, call: Call[T]) -> T:
+        timeout = self.timeout if call.timeout is None else call.timeout
+        deadline = math.inf if timeout is None else anyio.current_time() + timeout
+        async with self._lock:
+            for attempt in (1, 2):
+                request_id = next(self._ids)
+                frame = encode_request(request_id, call.method, call.params)
+                try:
+                    with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
+                        connection = await self._connected()
+                        await connection.send(frame)
+                        reply = await self._reply(connection, request_id)
+                except _Broken as exc:
+                    await self._drop()
+                    if call.retry and attempt == 1:
+                        self.reconnects += 1
+                        continue
+                    raise ConnectionLost(
+                        f"the connection to soupd broke before {call.method} was answered "
+                        f"({exc}); it may or may not have been carried out"
+                    ) from None
+                except SoupdError:
+                    await self._drop()
+                    raise
+                except TimeoutError:
+                    await self._drop()
+                    raise ClientTimeout(
+                        f"no reply to {call.method} within {timeout} s; the daemon may still "
+                        "carry it out (pass a larger timeout=, or check `soupd status`)"
+                    ) from None
+                except BaseException:
+                    await self._drop()
+                    raise
+                failure = reply.failure()
+                if failure is not None:
+                    raise failure
+                return call.decode(reply.result)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _reply(self, connection: _Connection, request_id: int) -> Reply:
+        while True:
+            reply = await connection.receive()
+            if reply.id == request_id:
+                return reply
+            if reply.id is None and reply.error is not None:
+                failure = reply.failure()
+                assert failure is not None
+                raise failure
+
+    def subscribe(
+        self,
+        souls: list[str] | None = None,
+        kinds: list[str] | None = None,
+        *,
+        buffer: int = 256,
+        timeout: float | None = None,
+    ) -> AsyncSubscription:
+        """As :meth:`soupd.Client.subscribe`: ``async with c.subscribe() as sub:`` then
+        ``async for output in sub``."""
+        params = {"souls": souls or [], "kinds": kinds or [], "buffer": buffer}
+        return AsyncSubscription(self.path, params, timeout, self.max_reply_bytes)
+
+    push = _method(calls.push)
+    import_events = _method(calls.import_events)
+    recall = _method(calls.recall)
+    context = _method(calls.context)
+    why = _method(calls.why)
+    forget = _method(calls.forget)
+    list_memories = _method(calls.list_memories)
+    get_memory = _method(calls.get_memory)
+    update_memory = _method(calls.update_memory)
+    delete_memory = _method(calls.delete_memory)
+    claims = _method(calls.claims)
+    add_claim = _method(calls.add_claim)
+    correct_claim = _method(calls.correct_claim)
+    retract_claim = _method(calls.retract_claim)
+    goals = _method(calls.goals)
+    add_goal = _method(calls.add_goal)
+    update_goal = _method(calls.update_goal)
+    persons = _method(calls.persons)
+    link_person = _method(calls.link_person)
+    remind = _method(calls.remind)
+    tasks = _method(calls.tasks)
+    souls = _method(calls.souls)
+    create_soul = _method(calls.create_soul)
+    delete_soul = _method(calls.delete_soul)
+
+
+class AsyncSubscription:
+    """Outputs as they come: ``async for`` it inside ``async with``."""
+
+    def __init__(
+        self, path: Path, params: dict[str, Any], timeout: float | None, max_reply_bytes: int
+    ) -> None:
+        self._path, self._params, self._timeout = path, params, timeout
+        self._max = max_reply_bytes
+        self._connection: _Connection | None = None
+
+    async def __aenter__(self) -> AsyncSubscription:
+        try:
+            with anyio.fail_after(self._timeout):
+                connection = self._connection = await _Connection.open(self._path, self._max)
+                await connection.send(encode_request(1, "subscribe", self._params))
+                reply = await connection.receive()
+        except _Broken as exc:
+            await self.aclose()
+            raise ConnectionLost(
+                f"the connection broke before subscribe was confirmed: {exc}"
+            ) from None
+        except SoupdError:
+            await self.aclose()
+            raise
+        except TimeoutError:
+            await self.aclose()
+            raise ClientTimeout(f"subscribe not confirmed within {self._timeout} s") from None
+        except BaseException:
+            await self.aclose()
+            raise
+        failure = reply.failure()
+        if failure is not None:
+            await self.aclose()
+            raise failure
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await connection.aclose()
+
+    def __aiter__(self) -> AsyncSubscription:
+        return self
+
+    async def __anext__(self) -> Output:
+        connection = self._connection
+        if connection is None:
+            raise SoupdError(
+                "use the subscription inside `async with client.subscribe(...) as sub:`"
+            )
+        while True:
+            try:
+                with anyio.fail_after(self._timeout):
+                    reply = await connection.receive()
+            except TimeoutError:
+                raise ClientTimeout(f"no output within {self._timeout} s") from None
+            except _Broken as exc:
+                await self.aclose()
+                raise ConnectionLost(f"the subscription's connection ended: {exc}") from None
+            failure = reply.failure()
+            if failure is not None:
+                await self.aclose()
+                raise failure
+            if reply.output:
+                return decode_output(reply.output)

@@ -1,0 +1,150 @@
+"""The connection, against the real daemon: subscribe streams what a push causes,
+timeouts, and reconnecting (after a restart; on a break, only what is safe to repeat)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+import anyio
+import pytest
+from e2e.harness import Daemon, StartSoupd
+
+import soupd
+
+from .conftest import soupd_async, soupd_client
+
+
+def test_subscribe_yields_what_a_push_causes(daemon: Daemon) -> None:
+    with (
+        soupd_client(daemon) as client,
+        client.subscribe(["alpha"], kinds=["reflect"], timeout=15) as outputs,
+    ):
+        # The first event of a soul is all surprise: it reflects at once.
+        pushed = client.push("alpha", "the deploy failed on a migration timeout")
+        assert pushed.reflected
+        output = next(outputs)
+    assert isinstance(output, soupd.Output)
+    assert (output.soul, output.kind, output.payload["reason"]) == ("alpha", "reflect", "surprise")
+
+
+async def test_async_subscribe_yields_what_a_push_causes(daemon: Daemon) -> None:
+    async with (
+        soupd_async(daemon) as client,
+        client.subscribe(["beta"], kinds=["reflect"], timeout=15) as outputs,
+    ):
+        await client.push("alpha", "nobody listens to alpha here")
+        await client.push("beta", "quantum chromodynamics lecture notes")
+        output = await anext(outputs)
+    assert (output.soul, output.kind) == ("beta", "reflect")
+
+
+def test_subscribing_to_an_unknown_soul_fails(daemon: Daemon) -> None:
+    client = soupd_client(daemon)
+    with pytest.raises(soupd.UnknownSoul), client.subscribe(["nobody"], timeout=15):
+        pass
+
+
+def test_a_call_past_its_timeout_raises_and_the_next_one_works(daemon: Daemon) -> None:
+    with soupd_client(daemon, timeout=15) as client:
+        client.push("alpha", "before the pause")
+        os.kill(daemon.pid, signal.SIGSTOP)  # the daemon hears nothing while stopped
+        try:
+            started = time.monotonic()
+            with pytest.raises(soupd.ClientTimeout) as raised:
+                client.recall("alpha", "pause", timeout=0.5)
+            waited = time.monotonic() - started
+        finally:
+            os.kill(daemon.pid, signal.SIGCONT)
+        assert isinstance(raised.value, TimeoutError)
+        assert 0.5 <= waited < 5
+        # The timed-out connection was dropped: its late reply is never taken for this one.
+        assert [hit.text for hit in client.recall("alpha", "pause")] == ["before the pause"]
+
+
+async def test_async_call_past_its_timeout_raises(daemon: Daemon) -> None:
+    async with soupd_async(daemon, timeout=0.5) as client:
+        os.kill(daemon.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(soupd.ClientTimeout):
+                await client.souls()
+        finally:
+            os.kill(daemon.pid, signal.SIGCONT)
+        assert [s.name for s in await client.souls(timeout=15)] == ["alpha", "beta"]
+
+
+def test_both_clients_reconnect_after_the_daemon_restarts(
+    daemon: Daemon, start_soupd: StartSoupd
+) -> None:
+    sync = soupd_client(daemon)
+    sync.push("alpha", "said before the restart", ref="r-1")
+
+    async def connect() -> soupd.AsyncClient:
+        client = soupd_async(daemon)
+        await client.__aenter__()
+        return client
+
+    with anyio.from_thread.start_blocking_portal() as portal:
+        asynchronous = portal.call(connect)
+        assert daemon.stop() == 0
+        again = start_soupd()
+        # Not a read: a claim is sent once only, so the client must see the old
+        # connection is gone before it sends (it does: the daemon closed it).
+        assert sync.add_claim("alpha", "prefers tea").claim is not None
+        assert portal.call(asynchronous.add_claim, "alpha", "likes jazz").claim is not None
+        assert [h.text for h in portal.call(asynchronous.recall, "alpha", "restart")] == [
+            "said before the restart"
+        ]
+        assert (sync.reconnects, asynchronous.reconnects) == (1, 1)
+        portal.call(asynchronous.aclose)
+    sync.close()
+    assert again.proc.poll() is None
+
+
+def test_a_broken_call_is_sent_again_only_when_that_is_safe(daemon: Daemon) -> None:
+    """The daemon dies with four requests unanswered: the two safe to repeat (a recall,
+    a push with a ref) are sent again (and find no daemon), the two that are not (a
+    claim, a push without a ref) are reported lost, never repeated."""
+    calls: dict[str, Any] = {
+        "recall": lambda c: c.recall("alpha", "x"),
+        "push with ref": lambda c: c.push("alpha", "x", ref="once"),
+        "claim": lambda c: c.add_claim("alpha", "x"),
+        "push": lambda c: c.push("alpha", "x"),
+    }
+    clients = {name: soupd_client(daemon, timeout=30).__enter__() for name in calls}
+    raised: dict[str, BaseException] = {}
+
+    def run(name: str) -> None:
+        try:
+            calls[name](clients[name])
+        except soupd.SoupdError as exc:
+            raised[name] = exc
+
+    os.kill(daemon.pid, signal.SIGSTOP)
+    threads = [threading.Thread(target=run, args=(name,)) for name in calls]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)  # every request is in the daemon's socket buffer, unread
+    os.kill(daemon.pid, signal.SIGKILL)
+    os.kill(daemon.pid, signal.SIGCONT)
+    daemon.proc.wait(15)
+    for thread in threads:
+        thread.join(15)
+    assert {name: type(exc) for name, exc in raised.items()} == {
+        "recall": soupd.DaemonNotRunning,
+        "push with ref": soupd.DaemonNotRunning,
+        "claim": soupd.ConnectionLost,
+        "push": soupd.ConnectionLost,
+    }
+    assert "may or may not have been carried out" in str(raised["claim"])
+    for client in clients.values():
+        client.close()
+
+
+def test_no_daemon_is_daemon_not_running(daemon: Daemon) -> None:
+    path = daemon.home.runtime / "nobody.sock"
+    with pytest.raises(soupd.DaemonNotRunning, match="not running"):
+        soupd.Client(path).souls()
