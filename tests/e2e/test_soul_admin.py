@@ -193,3 +193,28 @@ def test_a_hand_added_first_file_says_the_default_soul_stops(
     # Its data is intact: its own file brings it back.
     daemon.result("soul.create", {"soul": "default"})
     assert daemon.recall("default", "remember")
+
+
+def test_the_config_watcher_sees_nothing_to_redo(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.write_config("[reload]\nwatch = true\npoll_seconds = 0.1\n")
+    daemon = start_soupd()
+    daemon.result("soul.create", {"soul": "ada", "config": {"lifecycle": {"hibernate_after": 0}}})
+    daemon.push("ada", "written before the watcher looks")
+
+    def reloaded() -> bool:
+        return any(e.get("event") == "config.reloaded" for e in daemon.log())
+
+    wait_for(reloaded, "the watcher to reload the changed folder")
+    # The files it found are what the daemon runs already: no soul was started or stopped.
+    assert not [e for e in daemon.log() if e.get("event") == "soul.reloaded"]
+    (ada,) = [s for s in daemon.result("soul.list")["souls"] if s["name"] == "ada"]
+    assert (ada["state"], ada["restarts"]) == ("running", 0)
+    assert daemon.recall("ada", "watcher")
+    daemon.result("soul.delete", {"soul": "ada"})
+    seen = sum(1 for e in daemon.log() if e.get("event") == "config.reloaded")
+    wait_for(
+        lambda: sum(1 for e in daemon.log() if e.get("event") == "config.reloaded") > seen,
+        "the watcher to see the file gone",
+    )
+    assert not [e for e in daemon.log() if e.get("event") == "soul.reloaded"]
+    assert set(names(daemon)) == {"default"}
