@@ -51,7 +51,7 @@ def test_import_contracts_hold() -> None:
 def test_a_broken_contract_names_the_import(tmp_path: Path) -> None:
     """A store module that reaches up into the collision memory breaks the layers and
     the report names the very import (a contract that cannot fail would prove nothing)."""
-    for package in ("souls", "supervisor", "channels"):
+    for package in ("souls", "supervisor", "channels", "soupd"):
         shutil.copytree(
             ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
         )

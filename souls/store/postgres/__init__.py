@@ -7,4 +7,4 @@ a soul's ownership by advisory lock. Needs the ``postgres`` extra (asyncpg). Not
 selectable by users: the daemon still opens SQLite stores only.
 """
 
-__all__ = ["schema", "search", "store"]
+__all__ = ["lease", "schema", "search", "store"]

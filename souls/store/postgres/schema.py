@@ -112,7 +112,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 
         -- A term's frequency in a row as FTS5's bm25() counts it: each instance in the
         -- own text adds 1, then each in the context adds the context's weight, one
-        -- addition at a time (the same floating-point sum, to the last bit).
+        -- addition at a time (the same floating-point sum, to the last bit). plpgsql:
+        -- measured faster than an inlined SQL CASE that avoids the loop.
         CREATE FUNCTION soupd_tf(own integer, near integer, weight double precision)
         RETURNS double precision LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
         DECLARE tf double precision := own;

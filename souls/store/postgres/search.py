@@ -81,18 +81,30 @@ def plan(
     return Query(list(terms), idfs, average, weight, context_weight is not None)
 
 
-def score_sql(query: Query, first: int) -> tuple[str, list[object]]:
-    """The SQL expression of a ``memory_index AS i`` row's BM25 for ``query`` and its
-    parameters, numbered from ``$first``."""
-    t, idf, avg, w, k1, k1p, b, omb = (f"${first + n}" for n in range(8))
-    near = "cardinality(array_positions(i.context, q.term))" if query.context else "0"
-    sql = f"""(SELECT coalesce(sum(q.idf * ((f.tf * {k1p}::float8)
-                      / (f.tf + {k1}::float8 * ({omb}::float8 + {b}::float8 * i.length
-                                               / {avg}::float8))) ORDER BY q.n), 0.0)
-              FROM unnest({t}::text[], {idf}::float8[]) WITH ORDINALITY AS q (term, idf, n),
-              LATERAL (SELECT soupd_tf(cardinality(array_positions(i.terms, q.term)),
-                                       {near}, {w}::float8) AS tf) AS f)"""
-    return sql, [query.terms, query.idfs, query.average, query.weight, K1, K1 + 1.0, B, 1 - B]
+def score_sql(query: Query, first: int) -> tuple[str, str, list[object]]:
+    """SQL for a ``memory_index AS i`` row's BM25 for ``query``: a LATERAL subquery
+    ``f`` of the terms' frequencies in the row (each worked out once), the score
+    expression over it, and their parameters, numbered from ``$first``. The terms are
+    summed one after another from 0.0, as FTS5 does (a plain expression, no aggregate)."""
+    avg, k1, k1p, b, omb, w = (f"${first + n}::float8" for n in range(6))
+    params: list[object] = [query.average, K1, K1 + 1.0, B, 1 - B]
+    if query.context:
+        params.append(query.weight)
+    norm = f"({k1} * ({omb} + {b} * i.length / {avg}))"
+    frequencies = []
+    parts = []
+    for n, (term, idf) in enumerate(zip(query.terms, query.idfs, strict=True), start=1):
+        t, weight = f"${first + len(params)}::text", f"${first + len(params) + 1}::float8"
+        params += [term, idf]
+        own = f"cardinality(array_positions(i.terms, {t}))"
+        if query.context:
+            near = f"cardinality(array_positions(i.context, {t}))"
+            frequencies.append(f"soupd_tf({own}, {near}, {w})")
+        else:
+            frequencies.append(f"{own}::float8")
+        parts.append(f"{weight} * ((f.tf[{n}] * {k1p}) / (f.tf[{n}] + {norm}))")
+    lateral = f"LATERAL (SELECT ARRAY[{', '.join(frequencies)}]::float8[] AS tf) AS f"
+    return lateral, f"(0.0::float8 + {' + '.join(parts)})", params
 
 
 def matches_sql(query: Query, terms: str) -> str:

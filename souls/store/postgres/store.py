@@ -515,7 +515,7 @@ class PgStore:
                 )
             }
             query = plan(terms, df, documents, tokens, context_weight)
-            score, args = score_sql(query, 3)
+            lateral, score, args = score_sql(query, 3)
             where = [matches_sql(query, "$2")]
             params: list[object] = [self.soul, terms, *args]
             if own is not None:
@@ -529,7 +529,7 @@ class PgStore:
             order = "DESC" if descending_ids else "ASC"
             rows = await db.fetch(
                 f"""
-                SELECT i.memory_id, {score} AS score FROM memory_index AS i
+                SELECT i.memory_id, {score} AS score FROM memory_index AS i, {lateral}
                 WHERE i.soul = $1 AND {" AND ".join(where)}
                 ORDER BY score DESC, i.memory_id {order} LIMIT ${len(params)}
                 """,
