@@ -363,7 +363,17 @@ def _status(args: argparse.Namespace) -> int:
     result = _call(args, "daemon.status", {})
 
     def human(r: dict[str, Any]) -> str:
-        lines = [key_values({k: v for k, v in r.items() if k != "channels"})]
+        lines = [key_values({k: v for k, v in r.items() if k not in ("channels", "http")})]
+        http = r.get("http")
+        if http is None:
+            lines.append("http API: off ([http] enabled = false)")
+        else:
+            where = f" at http://{http['address']}" if http["address"] else ""
+            error = f"; last error: {http['last_error']}" if http["last_error"] else ""
+            lines.append(
+                f"http API: {http['state']}{where}; token in {http['token_file']}; "
+                f"{http['requests']} requests, {http['unauthorized']} unauthorized{error}"
+            )
         for c in r.get("channels", []):
             state = c["state"]
             if c["retry_in_s"] is not None:

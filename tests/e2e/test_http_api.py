@@ -7,9 +7,12 @@ The token is read from the file the daemon made; the address from ``daemon.statu
 from __future__ import annotations
 
 import json
+import socket
 import stat
+import subprocess
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -76,6 +79,9 @@ def test_push_then_recall_and_context_over_http(api: Api) -> None:
     # What HTTP stored is what the socket sees.
     assert api.daemon.counts("ada")[0] == 2
     assert api.ok("/v1/rpc/soul.list")["souls"][0]["name"] == "ada"
+    status = api.daemon.home.cli("status")
+    assert status.returncode == 0, status.stderr
+    assert f"http API: up at {api.base}; token in {api.token_file}; " in status.stdout
 
 
 def test_no_or_a_wrong_token_is_401_and_the_token_file_is_private(api: Api) -> None:
@@ -246,6 +252,7 @@ def test_http_can_be_switched_off(soupd_home: Home, start_soupd: StartSoupd) -> 
     soupd_home.write_config("[http]\nenabled = false\n")
     daemon = start_soupd()
     assert daemon.result("daemon.status")["http"] is None
+    assert "http API: off" in soupd_home.cli("status").stdout
     assert not (soupd_home.state_dir / "http.token").exists()
     assert not [e for e in daemon.log() if e.get("event", "").startswith("http.")]
 
@@ -253,8 +260,6 @@ def test_http_can_be_switched_off(soupd_home: Home, start_soupd: StartSoupd) -> 
 def test_a_taken_port_is_logged_and_the_daemon_runs_on(
     soupd_home: Home, start_soupd: StartSoupd
 ) -> None:
-    import socket
-
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         soupd_home.write_config(f"[http]\nport = {port}\n")
@@ -265,3 +270,33 @@ def test_a_taken_port_is_logged_and_the_daemon_runs_on(
         (failed,) = [e for e in daemon.log() if e.get("event") == "http.bind_failed"]
         assert (failed["port"], failed["level"]) == (port, "warning")
         assert daemon.push("default", "the socket serves on")["status"] == "stored"
+
+
+def test_the_readme_curl_example_works(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    """The README's HTTP example, run by a shell as written (only the port is the test
+    daemon's, and the endless subscribe is left out)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("\n## HTTP API\n", 1)[1].split("\n## ", 1)[0]
+    script = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert "http.token" in section
+    soupd_home.write_config("[http]\nport = 0\n")
+    daemon = start_soupd()
+    address = daemon.result("daemon.status")["http"]["address"]
+    lines = [line for line in script.splitlines() if "/subscribe" not in line]
+    commands = "\n".join(lines).replace("127.0.0.1:7411", address)
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", commands.replace("\\\n", " ") + "\n"],
+        env=soupd_home.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    # curl ends no answer with a newline: the two come as one line.
+    decoder = json.JSONDecoder()
+    pushed, end = decoder.raw_decode(done.stdout)
+    recalled, _ = decoder.raw_decode(done.stdout, end)
+    promised = next(line for line in lines if line.startswith("# {"))
+    assert json.dumps(pushed, separators=(",", ":")).startswith(promised[2:].rstrip(".}"))
+    assert recalled["items"][0]["refs"] == ["ci-4711"]

@@ -1,0 +1,73 @@
+"""The OpenAPI document comes from the method table, and error codes map to statuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from channels.connection import SubscribeParams
+from channels.http_api import status_of
+from channels.methods import Methods
+from channels.openapi import openapi, takes_soul
+from supervisor.registry import Registry
+
+
+def table(methods: Methods) -> dict[str, type[Any]]:
+    return {n: methods.params_of(n) for n in methods.names if n != "subscribe"}
+
+
+def test_every_method_is_a_route_with_its_params_schema() -> None:
+    methods = Methods(Registry(), dict)
+    document = openapi("0.1.0", table(methods), SubscribeParams)
+    msgspec.json.decode(msgspec.json.encode(document))  # plain JSON all through
+    paths, schemas = document["paths"], document["components"]["schemas"]
+    for name in methods.names:
+        if name == "subscribe":
+            continue
+        body = paths[f"/v1/rpc/{name}"]["post"]["requestBody"]["content"]["application/json"]
+        schema = schemas[body["schema"]["$ref"].rsplit("/", 1)[1]]
+        assert schema["additionalProperties"] is False, name
+        if takes_soul(methods.params_of(name)):
+            assert "soul" in schema["required"], name
+            assert f"/v1/souls/{{soul}}/{name}" in paths, name
+    assert "debug.crash" not in {p.rsplit("/", 1)[1] for p in paths}
+    ids = [
+        op["operationId"] for path in paths.values() for op in path.values() if "operationId" in op
+    ]
+    assert len(ids) == len(set(ids))
+
+
+def test_a_method_added_to_the_table_appears_by_itself() -> None:
+    # debug.crash is in the table only with fault injection: nothing else changes.
+    methods = Methods(Registry(), dict, fault_injection=True)
+    document = openapi("0.1.0", table(methods), SubscribeParams)
+    crash = document["paths"]["/v1/souls/{soul}/debug.crash"]["post"]
+    ref = crash["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    body = document["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    assert set(body["properties"]) == {"reason"}  # the soul is the path's
+    assert "/v1/rpc/debug.crash" in document["paths"]
+
+
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("invalid_params", 400),
+        ("bad_frame", 400),
+        ("unauthorized", 401),
+        ("unknown_soul", 404),
+        ("unknown_method", 404),
+        ("not_found", 404),
+        ("frame_too_large", 413),
+        ("hygiene.credential", 422),
+        ("busy", 429),
+        ("soul_unavailable", 503),
+        ("timeout", 504),
+        ("disk_full", 507),
+        ("soul_exists", 409),
+        ("something_new", 500),
+    ],
+)
+def test_error_codes_map_to_statuses(code: str, status: int) -> None:
+    assert status_of(code) == status
