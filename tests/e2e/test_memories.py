@@ -202,3 +202,38 @@ def test_delete_reaches_every_derived_table(soupd_home: Home, start_soupd: Start
     assert again["error"]["code"] == "not_found"
     assert daemon.stop() == 0
     assert hits() == []
+
+
+def test_cli_memories_and_memory(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    seed(daemon)
+    page = soupd_home.cli("memories", "ada", "--sender", "mel", "--limit", "2")
+    assert page.returncode == 0, page.stderr
+    lines = page.stdout.splitlines()
+    assert lines[0].endswith("mel: my sister's kid Noor turns five")
+    assert "2026-03-03T09:00:00+00:00" in lines[0]
+    assert lines[-1].startswith("(more: --cursor ")
+    cursor = lines[-1].removeprefix("(more: --cursor ").rstrip(")")
+    rest = soupd_home.cli("--json", "memories", "ada", "--sender", "mel", "--cursor", cursor)
+    (last,) = json.loads(rest.stdout)["items"]
+    assert (last["text"], last["ts"]) == ("the harbour crane is fixed", "2026-03-01T10:00:00+00:00")
+    got = soupd_home.cli("memory", "get", "ada", str(last["id"]), "--json")
+    assert json.loads(got.stdout)["ref"] == "r1"
+    fixed = soupd_home.cli(
+        "memory", "update", "ada", str(last["id"]), "the harbour crane is broken"
+    )
+    assert fixed.returncode == 0, fixed.stderr
+    assert f"memory m{last['id']} corrected: now m" in fixed.stdout
+    assert [i["text"] for i in daemon.recall("ada", "harbour crane broken")][:1] == [
+        "the harbour crane is broken"
+    ]
+    gone = soupd_home.cli("memory", "get", "ada", str(last["id"]))
+    assert gone.returncode == 6, gone.stderr  # not found
+    assert "not_found" in gone.stderr
+    usage = soupd_home.cli("memory", "update", "ada", str(last["id"]))
+    assert usage.returncode == 2  # the text is missing: a usage error
+    newest = json.loads(soupd_home.cli("--json", "memories", "ada", "--limit", "1").stdout)
+    deleted = soupd_home.cli("memory", "delete", "ada", str(newest["items"][0]["id"]))
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stdout.startswith("forgot 1 events, 1 memories")
