@@ -218,3 +218,27 @@ def test_the_config_watcher_sees_nothing_to_redo(soupd_home: Home, start_soupd: 
     )
     assert not [e for e in daemon.log() if e.get("event") == "soul.reloaded"]
     assert set(names(daemon)) == {"default"}
+
+
+def test_a_refused_file_can_be_deleted_and_the_soul_made_again(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.add_soul("bob")
+    bad = soupd_home.add_soul("ada", '[mailbox]\ncapacity = "plenty"\n')
+    daemon = start_soupd()
+    assert names(daemon)["ada"] == "failed"
+    taken = daemon.call("soul.create", {"soul": "ada"})
+    assert "exists already" in taken["error"]["message"]
+    deleted = daemon.result("soul.delete", {"soul": "ada"})
+    assert deleted["file"] == str(bad)
+    assert not bad.exists()
+    assert set(names(daemon)) == {"bob"}
+    daemon.result("soul.create", {"soul": "ada", "config": {"mailbox": {"capacity": 64}}})
+    assert daemon.push("ada", "a fresh start")["status"] == "stored"
+    # The last file gone, the default soul runs, as it would at the next start.
+    daemon.result("soul.delete", {"soul": "ada"})
+    daemon.result("soul.delete", {"soul": "bob"})
+    assert set(names(daemon)) == {"default"}
+    assert daemon.push("default", "back to the default")["status"] == "stored"
+    refused = daemon.call("soul.delete", {"soul": "default"})
+    assert "no file to delete" in refused["error"]["message"]
