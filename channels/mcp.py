@@ -31,7 +31,7 @@ from mcp.shared.exceptions import MCPError
 from channels.client import Client
 from supervisor.errors import DaemonNotRunning, InvalidParams, SoupdError, UnknownSoul
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "Tool", "check_soul", "serve", "tool_list"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "Tool", "check_soul", "memory_number", "serve", "tool_list"]
 
 # JSON-RPC error of a resource the server does not have (MCP's resources/read).
 RESOURCE_NOT_FOUND = -32002
@@ -61,6 +61,40 @@ def _search_items(result: Any) -> tuple[str, Any]:
 
 def _context_text(result: Any) -> tuple[str, Any]:
     return result["text"], {"text": result["text"], "hash": result["hash"]}
+
+
+def _labelled(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A memory as the socket gives it, its id the label the other tools show (m12)."""
+    return {**item, "id": f"m{item['id']}"}
+
+
+def _memory_page(result: Any) -> tuple[str, Any]:
+    return _as_json({"items": [_labelled(i) for i in result["items"]], **_rest(result, "items")})
+
+
+def _memory_one(result: Any) -> tuple[str, Any]:
+    return _as_json(_labelled(result))
+
+
+def _memory_updated(result: Any) -> tuple[str, Any]:
+    return _as_json({**result, "id": f"m{result['id']}", "replaced": f"m{result['replaced']}"})
+
+
+def _rest(result: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    return {key: value for key, value in result.items() if key not in keys}
+
+
+def memory_number(value: Any) -> int:
+    """The socket's memory id for what an agent gives: a label (m12) or a number (12).
+    Raises InvalidParams."""
+    text = value[1:] if isinstance(value, str) and value[:1] in {"m", "M"} else value
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    if isinstance(text, str) and text.isdigit():
+        return int(text)
+    raise InvalidParams(
+        f"not a memory id: {value!r}; give the id a search or list_memories shows (m12)"
+    )
 
 
 def _string(description: str, **extra: Any) -> dict[str, Any]:
@@ -98,6 +132,23 @@ def _object(**properties: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+_MEMORY = _object(
+    id=_STR,
+    kind=_STR,
+    text=_STR,
+    salience=_NUM,
+    created=_NUM,
+    hidden_at={"type": ["number", "null"]},
+    event_id=_OPT_INT,
+    ref=_OPT_STR,
+    sender=_OPT_STR,
+    session=_OPT_STR,
+    ts={"type": ["number", "null"]},
+)
+_MEMORY_ID = {
+    "type": ["string", "integer"],
+    "description": "The memory's id as search and list_memories show it (m12), or 12.",
+}
 _CLAIM = _object(
     id=_INT, type=_STR, subject=_STR, slot=_OPT_STR, value=_STR, state=_STR, confidence=_STR
 )
@@ -148,6 +199,8 @@ class Tool:
     idempotent: bool = False
     # JSON Schema of its structured result (``structuredContent``).
     output: Mapping[str, Any] | None = None
+    # Arguments naming a memory: a label (m12) or its number, sent as the number.
+    memory_ids: tuple[str, ...] = ()
 
 
 TOOLS: tuple[Tool, ...] = (
@@ -434,6 +487,94 @@ TOOLS: tuple[Tool, ...] = (
         output={"type": "object"},  # its keys depend on the kind of item
     ),
     Tool(
+        "list_memories",
+        "memory.list",
+        "Page through the soul's memories, newest first, each with its id (m12), text, who "
+        "said it and when; narrow by sender, session, kind or time. Pass next_cursor back "
+        "as cursor for the next page (null after the last). To find memories on a topic, "
+        "search instead.",
+        {
+            "cursor": _string("The next_cursor of the page before; omit for the newest."),
+            "limit": _integer("Memories per page (default 50).", minimum=1, maximum=1000),
+            "sender": _string("Only what this sender (or the person linked to them) said."),
+            "session": _string("Only memories of this conversation."),
+            "kind": _string("Only memories of this kind (observation, message...)."),
+            "since": _string("Only from this time on: ISO 8601."),
+            "until": _string("Only before this time: ISO 8601 (exclusive)."),
+        },
+        shape=_memory_page,
+        read_only=True,
+        output=_object(items=_array(_MEMORY), next_cursor=_OPT_STR),
+    ),
+    Tool(
+        "get_memory",
+        "memory.get",
+        "One memory by id (m12), hidden by decay or not, with the event it came from.",
+        {"id": _MEMORY_ID},
+        ("id",),
+        shape=_memory_one,
+        read_only=True,
+        output=_MEMORY,
+        memory_ids=("id",),
+    ),
+    Tool(
+        "update_memory",
+        "memory.update",
+        "Correct a memory's text (when the user says it is wrong): the old memory and "
+        "everything derived from it are forgotten and the corrected text is stored in its "
+        "place, with the same sender, time and ref; returns the new id. The old text cannot "
+        "be brought back.",
+        {"id": _MEMORY_ID, "text": _string("The corrected text, in full.")},
+        ("id", "text"),
+        shape=_memory_updated,
+        destructive=True,
+        output=_object(id=_STR, event_id=_INT, replaced=_STR, forgot=_FORGOTTEN),
+        memory_ids=("id",),
+    ),
+    Tool(
+        "delete_memory",
+        "memory.delete",
+        "DESTRUCTIVE, cannot be undone: delete one memory (m12) and its event for good, "
+        "with everything derived from them. Only when the user asks; returns the counts.",
+        {"id": _MEMORY_ID},
+        ("id",),
+        destructive=True,
+        idempotent=True,
+        output=_FORGOTTEN,
+        memory_ids=("id",),
+    ),
+    Tool(
+        "create_soul",
+        "soul.create",
+        "Create a soul (a separate memory) and start it: its settings file is written to "
+        "the daemon's config folder. Give config as a table of its TOML settings (e.g. "
+        '{"lightning": {"n": 4}}) or toml as the file\'s text, or neither for defaults.',
+        {
+            "soul": _string("The new soul's name (letters, digits, - and _)."),
+            "config": {"type": "object", "description": "Its settings, as TOML tables."},
+            "toml": _string("Its settings file's text, instead of config."),
+        },
+        ("soul",),
+        per_soul=False,
+        output=_object(soul=_STR, file=_STR, state=_STR),
+    ),
+    Tool(
+        "delete_soul",
+        "soul.delete",
+        "Stop a soul and remove its settings file. Its memories are kept on disk (creating "
+        "it again brings them back) unless purge is true: then they are deleted for good. "
+        "Only when the user asks.",
+        {
+            "soul": _string("The soul to delete."),
+            "purge": _boolean("Also delete its memories, for good (default false)."),
+        },
+        ("soul",),
+        per_soul=False,
+        destructive=True,
+        idempotent=True,
+        output=_object(soul=_STR, stopped=_BOOL, purged=_BOOL),
+    ),
+    Tool(
         "list_souls",
         "soul.list",
         "The souls this daemon runs and their state; each other tool takes one as soul.",
@@ -449,16 +590,18 @@ soupd is a long-term memory ({where}). How to use it:
 message (or read the resource soupd://SOUL/context) and put its text in front of your \
 reasoning. Items carry ids: m12 a memory, c5 a claim, g3 a goal, q2 a question.
 - Before answering anything that may depend on earlier conversations, search; \
-read_memory gives an item in full, memory_map (or soupd://SOUL/map) shows what is there.
+read_memory gives an item in full, memory_map (or soupd://SOUL/map) shows what is there, \
+list_memories pages through every memory.
 - Store what is worth remembering with add_memory (give a ref, e.g. the message id, so \
 a retry stores it once). Facts and preferences the user states go in with add_claim; \
-when the user corrects one, correct_claim or retract_claim, never a second add.
+when the user corrects one, correct_claim or retract_claim, never a second add; a \
+memory that is wrong is corrected with update_memory.
 - Check check_confidence before stating something as fact; say you do not know rather \
 than guess.
 - Goals: list_goals, update_goal (new, progress, achieve...). People: link_person ties \
 an account (slack:U1) to a person.
-- forget deletes for good: only when the user asks, with dry_run first, and tell the \
-user what would go before you call it for real.
+- forget and delete_memory delete for good: only when the user asks; call forget with \
+dry_run first and tell the user what would go before you call it for real.
 - draw_lightning looks for an unasked-for connection; verdicts on its cards belong \
 to the user: ask them, then give_verdict with their answer.
 - Tools that change nothing are marked readOnlyHint; destructive ones destructiveHint.
@@ -523,6 +666,9 @@ def _params(tool: Tool, arguments: Mapping[str, Any], soul: str | None) -> dict[
     if missing:
         raise InvalidParams(f"{tool.name} needs {', '.join(missing)}")
     params = {key: value for key, value in arguments.items() if value is not None}
+    for key in tool.memory_ids:
+        if key in params:
+            params[key] = memory_number(params[key])
     if soul is not None and tool.per_soul:
         params["soul"] = soul
     return {**params, **tool.fixed}

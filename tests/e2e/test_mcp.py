@@ -34,8 +34,10 @@ READ_ONLY = {
     "why",
     "memory_map",
     "read_memory",
+    "list_memories",
+    "get_memory",
 }
-DESTRUCTIVE = {"forget", "correct_claim", "retract_claim"}
+DESTRUCTIVE = {"forget", "correct_claim", "retract_claim", "update_memory", "delete_memory"}
 WRITES = {
     "add_memory",
     "set_reminder",
@@ -165,7 +167,7 @@ async def test_without_a_soul_each_tool_names_one(
     start_soupd()
     async with session(soupd_home) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == PER_SOUL | {"list_souls"}
+        assert set(tools) == PER_SOUL | {"list_souls", "create_soul", "delete_soul"}
         for name in PER_SOUL:
             assert tools[name].input_schema["required"][0] == "soul"
         souls = ok(await call(client, "list_souls"))["souls"]
@@ -440,3 +442,85 @@ async def test_claims_goals_and_persons(soupd_home: Home, start_soupd: StartSoup
         assert [(p["name"], p["identities"]) for p in persons] == [("Ann", ["slack:U1"])]
         bad = failed(await call(client, "link_person", person="Ann", identity="no-channel"))
         assert bad.startswith("invalid_params")
+
+
+async def test_memories_by_id(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    for n, text in enumerate(
+        ["The staging database is Postgres 16.", "Lunch with Bob at noon.", "Ann likes tea."]
+    ):
+        daemon.push("ada", text, ref=f"r{n}", sender="ann")
+    async with session(soupd_home, "--soul", "ada") as client:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        first = await checked(client, schemas, "list_memories", limit=2)
+        assert [m["text"] for m in first["items"]] == ["Ann likes tea.", "Lunch with Bob at noon."]
+        assert first["items"][0]["id"].startswith("m")
+        assert first["items"][0]["sender"] == "ann"
+        rest = await checked(client, schemas, "list_memories", cursor=first["next_cursor"])
+        assert [m["text"] for m in rest["items"]] == ["The staging database is Postgres 16."]
+        assert rest["next_cursor"] is None
+        staging = rest["items"][0]["id"]
+
+        got = await checked(client, schemas, "get_memory", id=staging)
+        assert got["text"] == "The staging database is Postgres 16."
+        number = int(staging[1:])
+        assert await checked(client, schemas, "get_memory", id=number) == got  # 12 or m12
+        assert failed(await call(client, "get_memory", id="c7")).startswith("invalid_params")
+
+        updated = await checked(
+            client,
+            schemas,
+            "update_memory",
+            id=staging,
+            text="The staging database is Postgres 17.",
+        )
+        assert updated["replaced"] == staging
+        assert updated["forgot"]["events"] == 1
+        found = ok(await call(client, "search", query="staging database"))["items"]
+        assert [item["text"] for item in found] == ["The staging database is Postgres 17."]
+        assert [item["id"] for item in found] == [updated["id"]]
+        gone = failed(await call(client, "get_memory", id=staging))
+        assert gone.startswith("not_found")
+
+        lunch = first["items"][1]["id"]
+        deleted = await checked(client, schemas, "delete_memory", id=lunch)
+        assert deleted["events"] == 1
+        assert ok(await call(client, "search", query="lunch Bob"))["items"] == []
+    assert daemon.counts("ada")[0] == 2
+
+
+async def test_souls_at_run_time(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    start_soupd()
+    async with session(soupd_home, "--soul", "ada") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert not names & {"create_soul", "delete_soul", "list_souls"}  # bound to ada
+    async with session(soupd_home) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        schemas = {name: tool.output_schema for name, tool in tools.items()}
+        create, delete = tools["create_soul"].annotations, tools["delete_soul"].annotations
+        assert create is not None
+        assert (create.read_only_hint, create.destructive_hint) == (False, False)
+        assert delete is not None
+        assert (delete.read_only_hint, delete.destructive_hint) == (False, True)
+        assert delete.idempotent_hint is True
+
+        made = await checked(client, schemas, "create_soul", soul="bob")
+        assert made["soul"] == "bob"
+        assert (soupd_home.config_dir / "souls" / "bob.toml").exists()
+        listed = (await checked(client, schemas, "list_souls"))["souls"]
+        assert sorted(s["name"] for s in listed) == ["ada", "bob"]
+        ok(await call(client, "add_memory", soul="bob", text="Bob keeps bees."))
+        assert ok(await call(client, "search", soul="bob", query="bees"))["items"]
+
+        gone = await checked(client, schemas, "delete_soul", soul="bob")
+        assert (gone["stopped"], gone["purged"]) == (True, False)
+        listed = (await checked(client, schemas, "list_souls"))["souls"]
+        assert [s["name"] for s in listed] == ["ada"]
+        assert failed(await call(client, "search", soul="bob", query="bees")).startswith(
+            "unknown_soul"
+        )
+        # Its memories were kept: the same name brings them back.
+        await checked(client, schemas, "create_soul", soul="bob")
+        assert ok(await call(client, "search", soul="bob", query="bees"))["items"]
