@@ -17,12 +17,19 @@ vector (they are made behind the acks), and prints the embedder's figures per so
     python bench/locomo.py --data ../shared/data/locomo/locomo10-dev.json [--json]
         [--conversations conv-26 conv-30] [--soul-toml 'cognition = false']
         [--embedding openai:MODEL --embedding-url http://127.0.0.1:8080/v1]
+        [--serve-minilm]
+
+``--serve-minilm`` serves all-MiniLM-L6-v2 (the ``bench`` extra) on loopback as an
+OpenAI-compatible embeddings endpoint and runs the souls with ``provider = "openai"``
+against it (the path a real embeddings server takes); ``--embedding
+sentence-transformers:minilm`` runs the same model in the daemon's process instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import re
 import sys
@@ -378,10 +385,29 @@ def main() -> None:
     parser.add_argument(
         "--embedding-key-env", metavar="NAME", help="environment variable holding its API key"
     )
+    parser.add_argument(
+        "--serve-minilm",
+        action="store_true",
+        help="serve all-MiniLM-L6-v2 on loopback (OpenAI API) and embed with it",
+    )
     args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        if args.serve_minilm:
+            import _minilm
+
+            args.embedding_url, _ = stack.enter_context(_minilm.serving())
+            args.embedding = f"openai:{_minilm.MODEL}"
+        bench(parser, args)
+
+
+def bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     soul_toml = args.soul_toml
     if args.embedding:
         provider, _, model = args.embedding.partition(":")
+        if provider == "sentence-transformers" and model == "minilm":
+            import _minilm
+
+            model = _minilm.path()
         table = {"provider": provider, "model": model}
         if provider == "openai":
             table["base_url"] = args.embedding_url

@@ -94,7 +94,7 @@ class Recollection:
         session or time)."""
         limit = self._k(k)
         started = time.perf_counter()
-        dense = await self._similar(query, limit)
+        dense, waited = await self._similar(query, limit)
         found = await self._mind.recall(
             query,
             limit,
@@ -121,15 +121,23 @@ class Recollection:
                 )
                 for c in goal_candidates(chosen, self._clock.now())
             ]
-        self._latency.add(time.perf_counter() - started)
+        # The recall's own time: the wait for the query's vector is the provider's,
+        # reported apart (stats: embedding.query_p50_ms).
+        self._latency.add(time.perf_counter() - started - waited)
         return RecallResult(items)
 
-    async def _similar(self, query: str, k: int) -> dict[int, float] | None:
+    async def _similar(self, query: str, k: int) -> tuple[dict[int, float] | None, float]:
         """The memories nearest to ``query`` by embedding (a few per result wanted), or
-        None: no embedder, nothing embedded, or it failed (a lexical recall)."""
+        None: no embedder, nothing embedded, or it failed (a lexical recall); and the
+        seconds spent waiting for the query's vector."""
         if self._embedding is None:
-            return None
-        return await self._embedding.similar(query, max(3 * k, 50))
+            return None, 0.0
+        started = time.perf_counter()
+        vector = await self._embedding.query(query)
+        waited = time.perf_counter() - started
+        if vector is None:
+            return None, waited
+        return await self._embedding.nearest(vector, max(3 * k, 50)), waited
 
     async def context(
         self, query: str | None, session: str | None, changes: Changes
@@ -145,7 +153,7 @@ class Recollection:
         resonance: dict[int, float] = {}
         surfacings = self._knowledge.surfacings
         if query:
-            dense = await self._similar(query, config.recall_k)
+            dense, _ = await self._similar(query, config.recall_k)
             found = await mind.recall(query, config.recall_k, changes, now=now, dense=dense)
             memories, created, resonance = found.items, found.created, found.resonance
         elif self._config.cognition:

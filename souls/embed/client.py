@@ -10,13 +10,15 @@ what to check; cancellation is never caught. The API key lives in the environmen
 variable ``api_key_env`` names; it is read at call time and never logged.
 
 :class:`LocalEmbedder` runs fastembed or sentence-transformers in a worker thread; the
-package is imported on first use only, so a soul without it imports nothing.
+package is imported on first use only, so a soul without it imports nothing, and the
+model is loaded once per daemon, whatever the number of souls naming it.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import threading
 from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -173,27 +175,57 @@ class OpenAIEmbedder:
         await self._http.aclose()
 
 
+class _Loaded:
+    """One in-process model, shared by every soul of the daemon that names it; one
+    inference at a time (the library spreads each over its own threads)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.busy = threading.Lock()
+
+
+_models: dict[tuple[str, str], _Loaded] = {}
+_loading = threading.Lock()
+
+
+def _loaded(provider: str, name: str) -> _Loaded:
+    """The model, loaded on first use (in a worker thread) and kept for the daemon's
+    life: a soul that restarts, or another soul of the same model, does not load it
+    again."""
+    with _loading:
+        found = _models.get((provider, name))
+        if found is None:
+            module: Any
+            if provider == "fastembed":
+                module = importlib.import_module("fastembed")
+                model = module.TextEmbedding(model_name=name)
+            else:
+                module = importlib.import_module("sentence_transformers")
+                model = module.SentenceTransformer(name, device="cpu")
+            found = _models[(provider, name)] = _Loaded(model)
+        return found
+
+
 class LocalEmbedder:
     """fastembed or sentence-transformers, in process: the model loads on first use, in a
-    worker thread (it may read a local path or fetch the model where the machine can)."""
+    worker thread (it may read a local path or fetch the model where the machine can),
+    once per daemon; each batch is encoded in a worker thread, never on the event loop,
+    one batch of the model at a time, bounded by ``[embedding] batch``."""
 
     def __init__(self, config: EmbeddingConfig) -> None:
         self._config = config
         self.name = f"{config.provider} model {config.model!r}"
         self._checked = _Checked(self.name, config.dimensions)
-        self._model: Any = None
 
     def _encode(self, texts: list[str]) -> list[list[float]]:
-        if self._model is None:
+        loaded = _loaded(self._config.provider, self._config.model)
+        with loaded.busy:
             if self._config.provider == "fastembed":
-                module: Any = importlib.import_module("fastembed")
-                self._model = module.TextEmbedding(model_name=self._config.model)
-            else:
-                module = importlib.import_module("sentence_transformers")
-                self._model = module.SentenceTransformer(self._config.model, device="cpu")
-        if self._config.provider == "fastembed":
-            return [list(map(float, v)) for v in self._model.embed(texts)]
-        return [list(map(float, v)) for v in self._model.encode(texts)]
+                return [list(map(float, v)) for v in loaded.model.embed(texts)]
+            encoded = loaded.model.encode(
+                texts, batch_size=len(texts), show_progress_bar=False, convert_to_numpy=True
+            )
+            return [list(map(float, v)) for v in encoded]
 
     async def embed(self, texts: Sequence[str], *, seconds: float) -> list[array[float]]:
         if not texts:
@@ -201,7 +233,11 @@ class LocalEmbedder:
         rows: list[list[float]] | None = None
         with anyio.move_on_after(seconds):
             try:
-                rows = await anyio.to_thread.run_sync(self._encode, list(texts))
+                # abandon_on_cancel: past ``seconds`` the recall goes on lexically; the
+                # thread finishes its batch and the model's lock is let go then.
+                rows = await anyio.to_thread.run_sync(
+                    self._encode, list(texts), abandon_on_cancel=True
+                )
             except (ImportError, OSError, RuntimeError, ValueError) as exc:
                 raise EmbedError(
                     f"{self.name} failed ({type(exc).__name__}: {exc}); check the model name "
@@ -212,7 +248,7 @@ class LocalEmbedder:
         return self._checked.vectors(rows, len(texts))
 
     async def aclose(self) -> None:
-        self._model = None
+        pass  # the model stays loaded for the daemon's other souls and restarts
 
 
 def embedder(config: EmbeddingConfig) -> Embedder | None:

@@ -101,7 +101,7 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     # the query's gains dense_weight * (c - dense_floor) / (1 - dense_floor) of what its
     # lexical relevance leaves to 1 (never more than 1); one with no word of the query
     # comes on that alone. No effect without vectors.
-    dense_weight: float = 0.6
+    dense_weight: float = 0.45
     dense_floor: float = 0.2
 
     def __post_init__(self) -> None:

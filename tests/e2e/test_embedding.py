@@ -64,7 +64,8 @@ def test_pushes_are_acked_then_every_memory_gets_a_vector(
         # Each vector as a float32 BLOB of the model's dimensions, in the soul's file.
         assert _vectors(soupd_home, "ada") == [(m, "openai:fake", 4 * 256) for m in (1, 2, 3, 4)]
         embedded = sorted(t for request in behaviour.requests for t in request)
-        assert embedded == sorted(TEXTS)
+        assert embedded == sorted(f"ana: {t}" for t in TEXTS)  # as their sender said them
+        assert "search" in figures
         # provider = "none": nothing of it shows, nothing is called.
         asked = len(behaviour.requests)
         assert daemon.push("plain", TEXTS[0])["status"] == "stored"

@@ -91,7 +91,8 @@ async def test_a_full_backlog_defers_to_the_database_and_is_caught_up(tmp_path: 
     assert sorted(m for (m,) in again) == [1, 3, 4, 5]
     assert figures["backlog"] == 0
     # Each memory asked about once (the forgotten one too: it left after it was queued),
+    # as its sender said it, whether offered by ingest or caught up from the database,
     # and no batch larger than the backlog.
     first = [t for batch in provider.asked[:3] for t in batch]
-    assert sorted(first) == sorted(e.text for e in events)
+    assert sorted(first) == sorted(f"ana: {e.text}" for e in events)
     assert max(len(batch) for batch in provider.asked) <= 2
