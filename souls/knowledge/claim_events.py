@@ -49,6 +49,9 @@ class EventMatch(NamedTuple):
     end: int
     when: When | None
     ongoing: bool = False  # told in the present: a habit or what one is doing now
+    # A progressive with a future time: an arrangement ("I'm putting on a show next
+    # month"), a plan rather than an event; ``value`` has the time phrase cut off.
+    planned: bool = False
 
 
 class EventParts(NamedTuple):
@@ -81,7 +84,7 @@ _NOT_EVENTS = frozenset(
     guessed figured wondered meant thought knew said told heard hoped wished supposed
     assumed imagined bet reckoned noticed appreciated missed forgot remembered understood
     mentioned asked replied answered promised believed expected realized realised
-    let""".split()
+    let thinking wondering wishing""".split()
 )
 _ADVERBS = (
     r"just|recently|finally|also|actually|even|really|totally|already|once|first|then|both"
@@ -124,6 +127,18 @@ def opens_clause(sentence: str, at: int) -> bool:
 
 
 _HAVE = re.compile(r"\s+(?:have|has|had)")
+_FREQUENCY = re.compile(
+    r"(?i:\b(?:(?:every|each|most)\s+(?:day|week|month|year|morning|evening|night|summer|winter"
+    r"|spring|fall|autumn|weekend|time|monday|tuesday|wednesday|thursday|friday|saturday"
+    r"|sunday)s?|usually|often|always|sometimes|regularly|weekly|daily|monthly|twice|once\s+a"
+    r"|on\s+(?:weekends|sundays|saturdays|fridays)))\b"
+)
+# "don't feel like I'm ...", "I don't think we ...": the clause after is negated too.
+_NEGATED_MATRIX = re.compile(
+    rf"(?i:\b(?:don{AP}?t|do\s+not|didn{AP}?t|never)\s+(?:feel|think|believe|feel\s+like|"
+    r"think\s+that)(?:\s+like|\s+that)?\s*$)"
+)
+_HAVE_GOT = re.compile(rf"{AP}ve|\s+have|\s+has|{AP}s")
 _NEGATION = re.compile(rf"(?i:n{AP}?t\b|\bnot\b|\bnever\b|\bno\s+longer\b)")
 # Where a clause ends: punctuation, or a conjunction that starts another clause.
 _CLAUSE_END = re.compile(
@@ -238,8 +253,12 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
         aux, been = m.group("aux") or "", m.group("been") is not None
         verb = m.group("verb")
         verb_start, verb_end = m.start("verb"), m.end("verb")
+        # "I'm going to a conference this month": going somewhere, a plan when dated.
+        going = verb.lower() == "going" and _GOING_TO.match(sentence, verb_end) is not None
         if been and verb.lower() == "to":
             verb_start = m.start("been")  # "I've been to Paris"
+        elif going and aux.strip().lower().lstrip("'’") in ("m", "am", "re", "are"):
+            pass
         elif not _verb_ok(verb, aux, been):
             if not _HAVE.fullmatch(aux) or been:
                 continue
@@ -252,16 +271,27 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
         ongoing = _ongoing(verb, aux, been)
         if ongoing and _state(verb, sentence, verb_end):
             continue  # "I live in Lisbon": what is so, not what happened
+        if _HAVE_GOT.fullmatch(aux) and verb.lower() == "got":
+            continue  # "I've got a dog", "we've got this": have got is having, a state
+        # "we make a great team", "we all have our paths": a "we" in the simple present
+        # speaks of people in general or of speaker and listener together; with how often
+        # it happens it is a habit ("we roast marshmallows every summer").
+        we = m.group(0).lstrip()[:2] in ("we", "We")
+        if ongoing and not aux and we and not _FREQUENCY.search(sentence):
+            continue
         if not opens_clause(sentence, m.start()):
             continue
         head = sentence[m.start() : m.start("verb")]
         if _NEGATION.search(head) or _NEGATION.match(sentence, verb_end):
             continue
+        if _NEGATED_MATRIX.search(sentence, max(0, m.start() - 30), m.start()):
+            continue
+        planned = False
         if aux.strip().lower().lstrip("'’") in ("m", "am", "re", "are"):
             if not future:
                 future.append(_future(sentence, ts))
             if future[0]:
-                continue  # a progressive with a future time is a plan
+                planned = True  # a progressive with a future time is a plan
         # The clause ends within _CLAUSE_REACH: its value is _MAX_WORDS words at most.
         reach = min(len(sentence), verb_end + _CLAUSE_REACH)
         stop = _CLAUSE_END.search(sentence, verb_end, reach)
@@ -273,15 +303,100 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
             end = verb_start + len(value)
         value, _start, end, cut = _cut_when(sentence, verb_start, end, when)
         object_words = value.split()[2 if been and verb.lower() == "to" else 1 :]
-        if object_words and object_words[0].lower().strip(f"'{AP}") in _GENERIC:
+        if object_words and _generic(object_words):
             continue
         if any(w.lower().strip(".,!'’") in ("you", "your", "yours") for w in object_words):
             continue  # about the listener's things, not the speaker's life
         if not object_words and cut is None:
             continue  # "I finished." tells too little without a time
+        if [w.lower().strip(".,!") for w in object_words] in (["last"], ["last", "time"]):
+            continue  # "since we spoke last": a formula
         quote_start = min(m.start(), cut.start if cut else m.start())
         quote_end = max(end, cut.end if cut else end)
+        if going and not planned:
+            # Going somewhere "this month" is ahead too; without a time it is no event.
+            if not _THIS_PERIOD.search(sentence):
+                continue
+            planned = True
+        if planned:
+            value = _FUTURE_TAIL.sub("", value)
+            if len(value.split()) < 2:
+                continue  # "I'm leaving tomorrow": too little to keep as a plan
+            yield EventMatch(value, m.start(), end, None, ongoing, planned=True)
+            continue
         yield EventMatch(value, quote_start, quote_end, cut, ongoing)
+    yield from _mine(sentence, when)
+
+
+# "my son got into an accident", "our car broke down last Friday": what happened to the
+# speaker's own people and things, in the past. The subject is kept in the value.
+_EN_MINE = re.compile(
+    rf"\b(?:[Mm]y|[Oo]ur)\s+(?P<noun>[a-z]+(?:\s+[a-z]+){{0,2}}?)(?:\s+(?:{_ADVERBS}))?"
+    r"\s+(?P<verb>[a-z]+)\b(?![’'])"
+)
+# Words after "my" that make no subject of a past event ("my bad", "my god", "my turn").
+_NOT_MINE = frozenset("bad god gosh goodness turn pleasure guess point own way".split())
+
+
+def _mine(sentence: str, when: When | None) -> Iterator[EventMatch]:
+    if "y " not in sentence and "ur " not in sentence:
+        return  # _EN_MINE needs "my " or "our "
+    for m in _EN_MINE.finditer(sentence):
+        verb, noun = m.group("verb"), m.group("noun")
+        low = verb.lower()
+        if low in _NOT_EVENTS or not (low in _IRREGULAR or _regular_past(low)):
+            continue
+        if noun.split()[0] in _NOT_MINE or any(w in _GENERIC for w in noun.split()):
+            continue
+        if not opens_clause(sentence, m.start()):
+            continue
+        if _NEGATION.match(sentence, m.end("verb")):
+            continue
+        reach = min(len(sentence), m.end("verb") + _CLAUSE_REACH)
+        stop = _CLAUSE_END.search(sentence, m.end("verb"), reach)
+        end = stop.start() if stop else reach
+        value, _start, end, cut = _cut_when(sentence, m.start(), end, when)
+        words = value.split()
+        object_words = words[len(noun.split()) + 2 :]
+        if len(words) > _MAX_WORDS or (not object_words and cut is None):
+            continue
+        if object_words and _generic(object_words):
+            continue
+        if any(w.lower().strip(".,!'’") in ("you", "your", "yours") for w in object_words):
+            continue
+        quote_start = min(m.start(), cut.start if cut else m.start())
+        quote_end = max(end, cut.end if cut else end)
+        yield EventMatch(value, quote_start, quote_end, cut)
+
+
+_THIS_PERIOD = re.compile(
+    r"(?i:\bthis\s+(?:coming\s+)?(?:week|weekend|month|year|summer|winter|spring|fall|autumn"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)"
+)
+_GOING_TO = re.compile(r"\s+to\s+(?:(?i:the|a|an|my|our|this|that)\s|[A-Z])")
+_DEMONSTRATIVES = frozenset("this that these those".split())
+# After a demonstrative, words that make no noun of it ("I did that too", "made that happen").
+_NOT_NOUNS = frozenset(
+    """too again already before now then happen happened work out up way time much many far
+    long is was are were to for with and or but so in on at of by as a an the""".split()
+)
+_FUTURE_TAIL = re.compile(
+    r"(?:\s+(?i:next|this|this\s+coming|coming|in\s+the\s+next\s+few|in\s+a\s+few)\s+(?i:weeks?|months?|years?"
+    r"|weekend|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday)|\s+(?i:tomorrow|tonight|soon|later))+$"
+)
+
+
+def _generic(object_words: list[str]) -> bool:
+    """Whether a told event's object is generic ("it", "that"): a demonstrative with its
+    noun is not ("I made this bowl", "I painted that lake sunrise")."""
+    first = object_words[0].lower().strip(f"'{AP}")
+    if first not in _GENERIC:
+        return False
+    if first not in _DEMONSTRATIVES or len(object_words) < 2:
+        return True
+    noun = object_words[1].strip(".,!'’")
+    return not (noun.isalpha() and noun.islower() and noun not in _GENERIC | _NOT_NOUNS)
 
 
 def _future(sentence: str, ts: float) -> bool:

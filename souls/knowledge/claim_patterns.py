@@ -128,6 +128,11 @@ RULES: tuple[Rule, ...] = (
         rf"(?:叫做?|名叫|名字叫)(?P<pet_name>{ZH_NAME}){ZH_END}",
         rf"(?i:\b(?:and|plus)\s+(?:also\s+)?an?\s+(?P<pet_kind>{KIND})\s+(?:called|named))"
         rf"\s+(?P<pet_name>{NAME})",
+        # apposition: "Oscar, my guinea pig", "my dog, Max,"
+        rf"(?:^|(?<=[\s,;:\-–—]))(?P<pet_name>{NAME}),\s+(?i:my|our)\s+(?:(?i:little|new|old|sweet)\s+)?"
+        rf"(?P<pet_kind>(?i:{KIND}))(?=\s*[.!,;)]|\s*$)",
+        rf"(?i:\b(?:my|our)\s+(?:(?:little|new|old|sweet)\s+)?(?P<pet_kind>{KIND})),\s+"
+        rf"(?P<pet_name>{NAME})(?=\s*[,.!;]|\s*$)",
         rf"(?i:\b(?:i|we)(?:\s+have|{AP}ve)?\s+(?:just\s+)?renamed\s+(?:the|our|my)\s+"
         rf"(?P<pet_kind>{KIND})),?\s+(?i:(?:and\s+)?(?:she|he|it)(?:{AP}s|\s+is)\s+"
         rf"(?:now\s+)?(?:called|named))\s+(?P<pet_name>{NAME})",
@@ -241,8 +246,17 @@ RULES: tuple[Rule, ...] = (
     ),
     *_rules(
         # likes and dislikes
-        rf"(?i:\bi\s+(?:really\s+|also\s+|still\s+|absolutely\s+|just\s+|totally\s+"
-        rf"|truly\s+|do\s+)?(?:love|like|enjoy|adore))\s+(?P<likes>{OBJ})",
+        rf"(?i:\b(?:i|we)\s+(?:really\s+|also\s+|still\s+|absolutely\s+|just\s+|totally\s+"
+        rf"|truly\s+|do\s+|both\s+|all\s+)?(?:love|like|enjoy|adore))\s+(?P<likes>{OBJ})",
+        # a fan of something, a favourite: preferences said the other way round
+        rf"(?i:\b(?:i{AP}m|i\s+am|we{AP}re|we\s+are)\s+(?:(?:such|also|still|really)\s+)?"
+        rf"(?:an?\s+)?(?:(?:big|huge|massive|great|real|total|die-hard|longtime|long-time)\s+)?"
+        rf"fans?\s+of)\s+(?P<likes>{OBJ})",
+        rf"(?i:\bmy\s+(?:absolute\s+|all-time\s+|personal\s+)?favou?rite\s+[a-z]+(?:\s+[a-z]+)?"
+        rf"\s+(?:is|are|has\s+to\s+be))\s+(?P<likes>{OBJ})",
+        r"^\s*(?P<likes>[A-Z][^,;:()\"“”]{1,50}?)\s+(?i:is|are)\s+(?i:definitely\s+|probably\s+"
+        r"|totally\s+|still\s+)?(?i:my)\s+(?i:absolute\s+|all-time\s+)?(?i:favou?rite)"
+        r"(?=\s*$|\s*[!.,])",
         rf"(?i:\bi\s+(?:really\s+|absolutely\s+|just\s+|still\s+)?(?:hate|dislike|detest"
         rf"|can{AP}?t\s+stand|cannot\s+stand)|\bi\s+(?:really\s+|just\s+)?(?:don{AP}?t"
         rf"|do\s+not|no\s+longer)\s+(?:really\s+)?(?:like|love|enjoy))\s+(?P<dislikes>{OBJ})",
@@ -250,12 +264,16 @@ RULES: tuple[Rule, ...] = (
         rf"(?P<likes>{ZH_PHRASE}){ZH_PHRASE_END}",
         rf"我(?:真的|特别|非常|很|超|最|也|还|一直|挺|蛮)*爱(?P<likes>(?:吃|喝|看|听|玩)"
         rf"{ZH_PHRASE}){ZH_PHRASE_END}",
+        rf"我(?:们)?最(?:喜欢|爱)的[{HAN}]{{1,4}}(?:是|就是)(?P<likes>{ZH_PHRASE}){ZH_PHRASE_END}",
+        rf"我(?:们)?是(?P<likes>[{HAN}A-Za-z0-9·]{{1,12}}?)的(?:忠实|铁杆|超级|死忠|老)?(?:粉丝|迷)"
+        rf"{ZH_END}",
         rf"我(?:真的|特别|非常|也|还|一直|现在|已经)*(?:不(?:太|是很|怎么|再)?喜欢|讨厌|受不了)"
         rf"(?P<dislikes>{ZH_PHRASE}){ZH_PHRASE_END}",
         rf"我(?:真的|也|还|一直|现在|已经)*不(?:再)?爱(?P<dislikes>(?:吃|喝|看|听|玩)"
         rf"{ZH_PHRASE}){ZH_PHRASE_END}",
         trigger=_trigger(
-            "love like enjoy adore hate dislike detest stand longer", "喜|爱|讨厌|受不了"
+            "love like enjoy adore hate dislike detest stand longer fan fans favorite favourite",
+            "喜|爱|讨厌|受不了|粉丝|迷",
         ),
     ),
     *_rules(

@@ -71,9 +71,12 @@ _SENTENCE_END = re.compile(
     r"[。！？!?\n…]+|\.(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bMt\.)(?<!\bMrs\.)"
     r"(?<!\bJr\.)(?<!\bSr\.)\.*(?=\s|$)"
 )
+# A wh-word opens a question when a verb or "you" follows it ("what do you...", "how is
+# it"); "When I was younger, we went to Oregon." and "What I love is art" are statements.
+_AUX = r"do|does|did|am|are|is|was|were|can|could|would|will|shall|should|have|has"
 _QUESTION_OPENING = re.compile(
-    r"\s*(?i:do|does|did|am|are|is|was|were|can|could|would|will|shall|should|have|has"
-    r"|what|why|how|where|when|who|which)\b"
+    rf"\s*(?i:(?:{_AUX})\b|(?:what|why|how|where|when|who|which)(?:{AP}s|{AP}re|{AP}d|\b"
+    rf"(?!\s+(?:i|we|my|our|me)\b)))"
 )
 _QUESTION_ZH = re.compile(r"[吗么呢]\s*$|是不是|有没有|要不要|会不会|什么")
 # Looked for only just before a match (``claim_scan.ends_at``), never in the whole prefix.
@@ -210,7 +213,7 @@ def _sentence_claims(said: _Said, rules: list[Rule]) -> Iterator[RuleMatch]:
         for m in rule.pattern.finditer(sentence):
             if said.qualified(m.start()):
                 continue
-            if m.group(0)[:1] in "Ii" and ends_at(_RELATIVE, sentence, m.start()):
+            if m.group(0)[:1] in "IiWw" and ends_at(_RELATIVE, sentence, m.start()):
                 continue  # "what I love is...", "the things I like": not a statement of it
             facts: list[RuleMatch] = []
             about = m.groupdict().get("about")
@@ -250,6 +253,22 @@ def _told(said: _Said, claims: list[RuleMatch]) -> Iterator[RuleMatch]:
     for event in find_events(sentence, said.ts):
         if said.qualified(event.start):
             continue
+        if event.planned:
+            # An arrangement told in the progressive ("I'm putting on a show next month");
+            # a plan rule that read the same words comes first.
+            if not any(
+                c.slot in _ACTION_SLOTS and c.start < event.end and event.start < c.end
+                for c in claims
+            ):
+                due, value = said.due, event.value
+                at = sentence.find(value, event.start)
+                if due is not None and at <= due[0] < at + len(value):
+                    value = _DATE_CONNECTOR.sub("", value[: due[0] - at].rstrip())
+                end = max(event.end, due[1]) if due is not None else event.end
+                if len(value.split()) >= 2:
+                    yield RuleMatch("plan", value, event.start, end, confidence,
+                                    due[2] if due else None)  # fmt: skip
+            continue
         if event.ongoing:
             if states is None:
                 states = Claimed(len(sentence))
@@ -266,7 +285,8 @@ def _told(said: _Said, claims: list[RuleMatch]) -> Iterator[RuleMatch]:
 
 # The words that make what follows a relative clause ("what I love is art").
 _RELATIVE = re.compile(
-    r"(?i:\b(?:what|which|that|whatever|things?|stuff|ones?|everything|something|anything|all)"
+    r"(?i:\b(?:what|which|that|whatever|things?|stuff|ones?|everything|something|anything|all"
+    r"|everyone|everybody|anyone|anybody|someone|somebody|people|those|whoever)"
     r"\s*$)"
 )
 

@@ -68,7 +68,7 @@ def _valid_name(value: str, after: str) -> bool:
 def _valid_place(value: str, after: str) -> bool:
     if _HAS_HAN.search(value):
         return (
-            not value.startswith(_ZH_PRONOUN)
+            not value.startswith((*_ZH_PRONOUN, "的"))
             and value not in _ZH_GENERIC_PLACE
             and not after.startswith("的时候")
         )
@@ -108,7 +108,7 @@ def _valid_named_employer(value: str, after: str) -> bool:
 def _valid_object(value: str, after: str) -> bool:
     if _HAS_HAN.search(value):
         return (
-            not value.startswith(_ZH_PRONOUN)
+            not value.startswith((*_ZH_PRONOUN, "的"))
             and value not in _ZH_GENERIC
             and not re.search("什么|吗|哪|谁|啥", value)
         )

@@ -14,7 +14,8 @@ SAID = datetime(2023, 5, 8, 13, 56, tzinfo=UTC).timestamp()  # a Monday
 
 
 def values(sentence: str) -> list[str]:
-    return [e.value for e in find_events(sentence, SAID)]
+    """The told events of ``sentence`` (an arrangement in the progressive is a plan)."""
+    return [e.value for e in find_events(sentence, SAID) if not e.planned]
 
 
 @pytest.mark.parametrize(
@@ -125,3 +126,55 @@ def test_a_state_a_slot_rule_reads_is_no_event(
     sentence: str, expected: list[tuple[str, str]]
 ) -> None:
     assert [(m.slot, m.value) for m in find_claims(sentence, SAID)] == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # a demonstrative with its noun is a specific thing, not a generic "that"
+        ("Yeah, I made this bowl in my class.", ["made this bowl in my class"]),
+        ("I painted that lake sunrise last year!", ["painted that lake sunrise"]),
+        # what happened to the speaker's own people and things
+        ("We were all freaked when my son got into an accident", ["my son got into an accident"]),
+        ("Last week, my grandma passed away", ["my grandma passed away"]),
+        # a wh-word opening a statement does not make it a question
+        ("When I was younger, my family and I went on a road trip to Oregon.",
+         ["went on a road trip to Oregon"]),
+        # a habit of "we" said with how often it happens
+        ("We roast marshmallows every summer", ["roast marshmallows every summer"]),
+    ],
+)  # fmt: skip
+def test_more_grammar_of_what_happened(sentence: str, expected: list[str]) -> None:
+    assert [m.value for m in find_claims(sentence, SAID) if m.slot == "event"] == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "We make a great team.",  # a "we" of speaker and listener, in the simple present
+        "we all have our different paths",
+        "We've got a pup and a kitty.",  # have got: having, a state
+        "I did that too.",  # a demonstrative alone is generic
+        "my bad, I forgot",
+        "the day my youngest took her first steps",  # a relative clause
+        "When did you go to Oregon",
+    ],
+)
+def test_more_of_what_tells_no_event(sentence: str) -> None:
+    assert [m for m in find_claims(sentence, SAID) if m.slot == "event"] == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "plan"),
+    [
+        ("I'm putting on a show next month", "putting on a show"),
+        ("I'm putting together an LGBTQ art show next month and I'm gonna show my paintings.",
+         "putting together an LGBTQ art show"),
+        ("I'm going to a transgender conference this month.", "going to a transgender conference"),
+        ("I'm flying to Tokyo on Friday", "flying to Tokyo"),
+    ],
+)  # fmt: skip
+def test_an_arrangement_in_the_progressive_is_a_plan(sentence: str, plan: str) -> None:
+    found = [(m.slot, m.value) for m in find_claims(sentence, SAID)]
+    assert ("plan", plan) in found
+    assert not any(slot == "event" for slot, _ in found)

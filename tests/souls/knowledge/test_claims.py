@@ -112,6 +112,23 @@ EXTRACTED = [
     ("我很喜欢喝乌龙茶。", [("likes", "喝乌龙茶", "我很喜欢喝乌龙茶")]),
     ("我不喜欢香菜。", [("dislikes", "香菜", "我不喜欢香菜")]),
     ("我讨厌下雨天。", [("dislikes", "下雨天", "我讨厌下雨天")]),
+    # preferences said the other way round: a fan of, a favourite
+    ("I'm a big fan of jazz.", [("likes", "jazz", "I'm a big fan of jazz")]),
+    (
+        "Painting landscapes is my favorite!",
+        [("likes", "Painting landscapes", "Painting landscapes is my favorite")],
+    ),
+    ("My favorite band is Radiohead.", [("likes", "Radiohead", "My favorite band is Radiohead")]),
+    ("We love camping.", [("likes", "camping", "We love camping")]),
+    ("我最喜欢的歌手是周杰伦。", [("likes", "周杰伦", "我最喜欢的歌手是周杰伦")]),
+    ("我是周杰伦的铁杆粉丝", [("likes", "周杰伦", "我是周杰伦的铁杆粉丝")]),
+    (
+        "And yup, I do- Oscar, my guinea pig.",
+        [
+            ("pet_name", "Oscar", "Oscar, my guinea pig"),
+            ("pet_kind", "guinea pig", "Oscar, my guinea pig"),
+        ],
+    ),
     (
         "I promise to call you tomorrow.",
         [("commitment", "call you", "I promise to call you tomorrow")],
@@ -190,7 +207,10 @@ NOTHING = [
     "我住在北京的时候很开心。",
     "我在北京工作。",
     "我叫外卖了。",
-    "I'm a big fan of jazz.",
+    "I'm a big fan.",
+    "Everyone we love was there.",  # a relative clause
+    "That is my favorite!",
+    "Thanks, Max, my dog loves you",  # Max is the listener
     "I'm going to bed.",
     "I'll be there tomorrow.",
     "I'll think about it.",
