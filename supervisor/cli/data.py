@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from supervisor.cli.shared import Call, Command, Show, key_values
+from supervisor.errors import InvalidParams
 
 __all__ = ["register"]
 
@@ -27,6 +28,8 @@ def register(
     def forget(args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"soul": args.soul}
         if args.id is not None:
+            if args.dry_run:
+                raise InvalidParams("forget --dry-run counts by --ref, --match, --before or --all")
             # One memory by its id (as `soupd memories` lists it): its event, forgotten.
             return show(args, call(args, "memory.delete", {**params, "id": args.id}), _forget_text)
         for key in ("ref", "match", "before"):
@@ -34,6 +37,8 @@ def register(
                 params[key] = getattr(args, key)
         if args.all:
             params["all"] = True
+        if args.dry_run:
+            params["dry_run"] = True
         return show(args, call(args, "forget", params), _forget_text)
 
     def export(args: argparse.Namespace) -> int:
@@ -89,6 +94,9 @@ def register(
     which.add_argument("--match", help="events whose text contains this (any case)")
     which.add_argument("--before", help="events before this time (ISO 8601)")
     which.add_argument("--all", action="store_true", help="every event of the soul")
+    p.add_argument(
+        "--dry-run", action="store_true", help="only count what would go; delete nothing"
+    )
     p = command("export", export, "write a soul's events and derived state as JSON lines")
     p.add_argument("soul")
     p.add_argument("file", nargs="?", type=Path, help="default: standard output")
@@ -100,7 +108,8 @@ def register(
 
 
 def _forget_text(r: dict[str, Any]) -> str:
+    verb = "would forget" if r.get("dry_run") else "forgot"
     return (
-        f"forgot {r['events']} events, {r['memories']} memories, {r['edges']} edges, "
+        f"{verb} {r['events']} events, {r['memories']} memories, {r['edges']} edges, "
         f"{r['summaries']} summary versions; {r['markers']} markers recomputed"
     )

@@ -267,15 +267,32 @@ def test_forget_leaves_no_byte_of_the_text_anywhere_in_the_soul(
     goals = daemon.result("goals", {"soul": "ada"})["goals"]
     assert any("flamingo" in json.dumps(goal).lower() for goal in goals), goals
 
-    forgot = soupd_home.cli("forget", "ada", "--match", "flamingo")
-    assert forgot.returncode == 0, forgot.stderr
-
     def hits() -> list[str]:
         return sorted(
             str(p.relative_to(state))
             for p in state.rglob("*")
             if p.is_file() and b"flamingo" in p.read_bytes().lower()
         )
+
+    # A dry run counts all of it and changes nothing: every file that held the word
+    # still does (the cards, MEMORY.md, the tide reports), and the goals are as they were.
+    before = hits()
+    dry = soupd_home.cli("--json", "forget", "ada", "--match", "flamingo", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    counted = json.loads(dry.stdout)
+    assert counted["dry_run"] is True
+    assert counted["events"] == FORGOTTEN_LINES
+    assert counted["card_lines"] > 0
+    assert counted["goals"] > 0
+    assert hits() == before
+    assert daemon.result("goals", {"soul": "ada"})["goals"] == goals
+    assert daemon.result("soul.stats", {"soul": "ada"})["events"] == len(CHAT)
+    said = soupd_home.cli("forget", "ada", "--match", "flamingo", "--dry-run")
+    assert said.stdout.startswith(f"would forget {FORGOTTEN_LINES} events")
+
+    forgot = soupd_home.cli("--json", "forget", "ada", "--match", "flamingo")
+    assert forgot.returncode == 0, forgot.stderr
+    assert json.loads(forgot.stdout) == {**counted, "dry_run": False}  # what it counted
 
     assert hits() == []  # while the daemon runs: database, WAL, cards, MEMORY.md, tide
     assert daemon.recall("ada", "harbour crane")  # the rest is intact
