@@ -52,7 +52,7 @@ from soupd._errors import (
     error_class,
 )
 from soupd._paths import find_socket
-from soupd._sync import Client, Subscription
+from soupd._sync import Client, ClientStatistics, Subscription
 from soupd._types import (
     Claim,
     ClaimChange,
@@ -97,6 +97,7 @@ __all__ = [
     "ClaimChange",
     "Claims",
     "Client",
+    "ClientStatistics",
     "ClientTimeout",
     "ConfigInvalid",
     "ConnectionLimit",

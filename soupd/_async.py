@@ -1,10 +1,12 @@
 """The async client (anyio: asyncio or trio): the same methods as :class:`soupd.Client`,
 awaited.
 
-One connection; calls are serialised on it by a lock (open several clients to have
-several requests in flight). The rules for timeouts and reconnecting are the blocking
-client's (see :mod:`soupd._sync`). A call cancelled or timed out mid-way drops the
-connection, so a late reply is never taken for the next call's.
+One connection, shared: calls from many tasks are pipelined on it and their replies
+matched by id (the daemon answers in any order). The rules for timeouts and
+reconnecting are the blocking client's (see :mod:`soupd._sync`), except that a call
+that times out or is cancelled while waiting leaves the connection to the others: its
+reply, when it comes, is dropped. Only a request cut off while being written makes
+the connection unusable; it is then replaced for the calls that follow.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import anyio.abc
 from soupd._calls import Call, calls, method_signature
 from soupd._errors import ClientTimeout, ConnectionLost, DaemonNotRunning, SoupdError
 from soupd._paths import find_socket
-from soupd._sync import DEFAULT_TIMEOUT
+from soupd._sync import DEFAULT_TIMEOUT, ClientStatistics
 from soupd._types import Output
 from soupd._wire import MAX_REPLY_BYTES, Frames, Reply, decode_output, encode_request
 
@@ -88,18 +90,106 @@ class _Connection:
 
     async def receive(self) -> Reply:
         while not self.pending:
-            try:
-                chunk = await self.stream.receive(1 << 16)
-            except anyio.EndOfStream:
-                raise _Broken("the daemon closed the connection") from None
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                raise _Broken(str(exc) or type(exc).__name__) from None
-            self.pending.extend(self.frames.feed(chunk))
+            self.pending.extend(await self.read())
         return self.pending.pop(0)
+
+    async def read(self) -> list[Reply]:
+        """The replies the next chunk completes (maybe none). Cancelled, it takes no
+        bytes: nothing is lost for the next reader."""
+        try:
+            chunk = await self.stream.receive(1 << 16)
+        except anyio.EndOfStream:
+            raise _Broken("the daemon closed the connection") from None
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise _Broken(str(exc) or type(exc).__name__) from None
+        return self.frames.feed(chunk)
 
     async def aclose(self) -> None:
         with anyio.move_on_after(_CLOSE_WITHIN, shield=True):
             await self.stream.aclose()
+
+
+class _Waiter:
+    __slots__ = ("failure", "reply")
+
+    def __init__(self) -> None:
+        self.reply: Reply | None = None
+        self.failure: BaseException | None = None
+
+
+class _Pipeline:
+    """One connection shared by concurrent calls.
+
+    Whoever waits reads: a caller takes the read lock, reads one chunk, hands out every
+    reply in it (to callers still waiting; the others' are dropped) and lets the lock
+    go, so the next caller in line finds its reply there or reads in turn. Invariant:
+    once ``broken`` is set no request is sent on it; the calls still waiting learn it
+    from the reader that met the break (or, for a cut-off request, get their replies).
+    """
+
+    def __init__(self, connection: _Connection) -> None:
+        self.connection = connection
+        self.waiting: dict[int, _Waiter] = {}
+        self._send_lock = anyio.Lock()
+        self._read_lock = anyio.Lock()
+        self.broken: BaseException | None = None
+        # Replaced by a new connection: closed by the last call still waiting on it.
+        self.retired = False
+
+    def stale(self) -> bool:
+        return self.broken is not None or (not self.waiting and self.connection.stale())
+
+    async def call(self, request_id: int, frame: bytes) -> Reply:
+        if self.broken is not None:
+            raise _Broken(str(self.broken))
+        waiter = self.waiting[request_id] = _Waiter()
+        try:
+            async with self._send_lock:
+                try:
+                    await self.connection.send(frame)
+                except _Broken as exc:
+                    self._fail(exc)
+                    raise
+                except BaseException:
+                    # Cancelled while writing: part of the frame may be out, and the next
+                    # request would be read as its continuation.
+                    self.broken = _Broken("a request was cut off while being sent")
+                    raise
+            while waiter.reply is None and waiter.failure is None:
+                async with self._read_lock:
+                    if waiter.reply is None and waiter.failure is None:
+                        await self._read()
+        finally:
+            del self.waiting[request_id]
+            if self.retired and not self.waiting:
+                await self.connection.aclose()
+        if waiter.failure is not None:
+            raise waiter.failure
+        assert waiter.reply is not None
+        return waiter.reply
+
+    async def _read(self) -> None:
+        try:
+            replies = await self.connection.read()
+        except _Broken as exc:
+            self._fail(exc)
+            return
+        for reply in replies:
+            if reply.id is None and reply.error is not None:
+                # The daemon ends the connection with its reason (a [socket] limit).
+                failure = reply.failure()
+                assert failure is not None
+                self._fail(failure)
+                continue
+            waiter = self.waiting.get(reply.id) if isinstance(reply.id, int) else None
+            if waiter is not None:
+                waiter.reply = reply
+
+    def _fail(self, failure: BaseException) -> None:
+        self.broken = failure
+        for waiter in self.waiting.values():
+            if waiter.reply is None:
+                waiter.failure = failure
 
 
 class AsyncClient:
@@ -118,15 +208,16 @@ class AsyncClient:
         self.path = find_socket(socket)
         self.timeout = timeout
         self.max_reply_bytes = max_reply_bytes
-        self._connection: _Connection | None = None
+        self._pipeline: _Pipeline | None = None
         self._ids = itertools.count(1)
-        self._lock = anyio.Lock()
+        # Held while a connection is made, so that tasks calling at once share one.
+        self._connecting = anyio.Lock()
+        # How often a connection was replaced (the daemon restarted, or one broke).
         self.reconnects = 0
 
     async def __aenter__(self) -> AsyncClient:
-        async with self._lock:
-            with anyio.fail_after(self.timeout):
-                await self._connected()
+        with anyio.fail_after(self.timeout):
+            await self._connected()
         return self
 
     async def __aexit__(
@@ -135,69 +226,72 @@ class AsyncClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._drop()
+        """Close the connection (calls still waiting on it fail with ConnectionLost)."""
+        pipeline, self._pipeline = self._pipeline, None
+        if pipeline is not None:
+            await pipeline.connection.aclose()
 
-    async def _drop(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            await connection.aclose()
+    def statistics(self) -> ClientStatistics:
+        pipeline = self._pipeline
+        in_flight = len(pipeline.waiting) if pipeline is not None else 0
+        return ClientStatistics(in_flight=in_flight, reconnects=self.reconnects)
 
-    async def _connected(self) -> _Connection:
-        if self._connection is not None and self._connection.stale():
-            await self._drop()
-            self.reconnects += 1
-        if self._connection is None:
-            self._connection = await _Connection.open(self.path, self.max_reply_bytes)
-        return self._connection
+    async def _connected(self) -> _Pipeline:
+        async with self._connecting:
+            pipeline = self._pipeline
+            if pipeline is not None and pipeline.stale():
+                await self._retire(pipeline)
+                self.reconnects += 1
+                pipeline = None
+            if pipeline is None:
+                connection = await _Connection.open(self.path, self.max_reply_bytes)
+                pipeline = self._pipeline = _Pipeline(connection)
+            return pipeline
+
+    async def _retire(self, pipeline: _Pipeline) -> None:
+        """Stop using ``pipeline`` for new calls; close it once no call waits on it."""
+        if self._pipeline is pipeline:
+            self._pipeline = None
+        pipeline.retired = True
+        if not pipeline.waiting:
+            await pipeline.connection.aclose()
 
     async def _run(self, call: Call[T]) -> T:
         timeout = self.timeout if call.timeout is None else call.timeout
         deadline = math.inf if timeout is None else anyio.current_time() + timeout
-        async with self._lock:
-            for attempt in (1, 2):
-                request_id = next(self._ids)
-                frame = encode_request(request_id, call.method, call.params)
-                try:
-                    with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
-                        connection = await self._connected()
-                        await connection.send(frame)
-                        reply = await self._reply(connection, request_id)
-                except _Broken as exc:
-                    await self._drop()
-                    if call.retry and attempt == 1:
-                        self.reconnects += 1
-                        continue
-                    raise ConnectionLost(
-                        f"the connection to soupd broke before {call.method} was answered "
-                        f"({exc}); it may or may not have been carried out"
-                    ) from None
-                except SoupdError:
-                    await self._drop()
-                    raise
-                except TimeoutError:
-                    await self._drop()
-                    raise ClientTimeout(
-                        f"no reply to {call.method} within {timeout} s; the daemon may still "
-                        "carry it out (pass a larger timeout=, or check `soupd status`)"
-                    ) from None
-                except BaseException:
-                    await self._drop()
-                    raise
-                failure = reply.failure()
-                if failure is not None:
-                    raise failure
-                return call.decode(reply.result)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _reply(self, connection: _Connection, request_id: int) -> Reply:
-        while True:
-            reply = await connection.receive()
-            if reply.id == request_id:
-                return reply
-            if reply.id is None and reply.error is not None:
-                failure = reply.failure()
-                assert failure is not None
+        for attempt in (1, 2):
+            request_id = next(self._ids)
+            frame = encode_request(request_id, call.method, call.params)
+            pipeline = None
+            try:
+                with anyio.fail_after(max(0.0, deadline - anyio.current_time())):
+                    pipeline = await self._connected()
+                    reply = await pipeline.call(request_id, frame)
+            except _Broken as exc:
+                if pipeline is not None:
+                    await self._retire(pipeline)
+                if call.retry and attempt == 1:
+                    self.reconnects += 1
+                    continue
+                raise ConnectionLost(
+                    f"the connection to soupd broke before {call.method} was answered "
+                    f"({exc}); it may or may not have been carried out"
+                ) from None
+            except SoupdError:
+                # The daemon closed the connection with its reason (or none was made).
+                if pipeline is not None:
+                    await self._retire(pipeline)
+                raise
+            except TimeoutError:
+                raise ClientTimeout(
+                    f"no reply to {call.method} within {timeout} s; the daemon may still "
+                    "carry it out (pass a larger timeout=, or check `soupd status`)"
+                ) from None
+            failure = reply.failure()
+            if failure is not None:
                 raise failure
+            return call.decode(reply.result)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def subscribe(
         self,

@@ -17,6 +17,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -27,11 +28,19 @@ from soupd._paths import find_socket
 from soupd._types import Output
 from soupd._wire import MAX_REPLY_BYTES, Frames, Reply, decode_output, encode_request
 
-__all__ = ["Client", "Subscription"]
+__all__ = ["Client", "ClientStatistics", "Subscription"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClientStatistics:
+    # Requests sent on the connection and not answered yet.
+    in_flight: int
+    # Connections replaced (the daemon restarted, or one broke under a call).
+    reconnects: int
 
 
 class _Broken(Exception):
@@ -139,6 +148,7 @@ class Client:
         self._lock = threading.Lock()
         # How often a connection was replaced (the daemon restarted, or one broke).
         self.reconnects = 0
+        self._in_flight = 0
 
     def __enter__(self) -> Client:
         with self._lock:
@@ -153,6 +163,9 @@ class Client:
     def close(self) -> None:
         with self._lock:
             self._drop()
+
+    def statistics(self) -> ClientStatistics:
+        return ClientStatistics(in_flight=self._in_flight, reconnects=self.reconnects)
 
     def _drop(self) -> None:
         if self._connection is not None:
@@ -174,6 +187,7 @@ class Client:
             for attempt in (1, 2):
                 request_id = next(self._ids)
                 frame = encode_request(request_id, call.method, call.params)
+                self._in_flight = 1
                 try:
                     connection = self._connected(_left(deadline))
                     connection.send(frame, deadline)
@@ -196,6 +210,8 @@ class Client:
                 except BaseException:
                     self._drop()
                     raise
+                finally:
+                    self._in_flight = 0
                 failure = reply.failure()
                 if failure is not None:
                     raise failure

@@ -65,7 +65,9 @@ def test_a_call_past_its_timeout_raises_and_the_next_one_works(daemon: Daemon) -
         assert [hit.text for hit in client.recall("alpha", "pause")] == ["before the pause"]
 
 
-async def test_async_call_past_its_timeout_raises(daemon: Daemon) -> None:
+async def test_async_call_past_its_timeout_raises_and_leaves_the_connection(
+    daemon: Daemon,
+) -> None:
     async with soupd_async(daemon, timeout=0.5) as client:
         os.kill(daemon.pid, signal.SIGSTOP)
         try:
@@ -73,7 +75,39 @@ async def test_async_call_past_its_timeout_raises(daemon: Daemon) -> None:
                 await client.souls()
         finally:
             os.kill(daemon.pid, signal.SIGCONT)
+        # The same connection: the late reply to the call that gave up is dropped,
+        # never taken for this one (ids differ).
         assert [s.name for s in await client.souls(timeout=15)] == ["alpha", "beta"]
+        assert client.statistics() == soupd.ClientStatistics(in_flight=0, reconnects=0)
+
+
+async def test_async_calls_of_many_tasks_are_pipelined_on_one_connection(
+    daemon: Daemon,
+) -> None:
+    words = ["zebra", "walrus", "heron", "marmot", "ibis"]
+    pushed: dict[str, soupd.PushResult] = {}
+    async with soupd_async(daemon, timeout=30) as client:
+
+        async def push(word: str) -> None:
+            pushed[word] = await client.push("alpha", f"a note on the {word}", ref=word)
+
+        os.kill(daemon.pid, signal.SIGSTOP)
+        try:
+            async with anyio.create_task_group() as tasks:
+                for word in words:
+                    tasks.start_soon(push, word)
+                with anyio.fail_after(10):
+                    # All five are out together, none answered: nobody waits its turn.
+                    while client.statistics().in_flight < len(words):  # noqa: ASYNC110
+                        await anyio.sleep(0.01)
+                os.kill(daemon.pid, signal.SIGCONT)
+        finally:
+            os.kill(daemon.pid, signal.SIGCONT)
+        assert sorted(result.event_id or 0 for result in pushed.values()) == [1, 2, 3, 4, 5]
+        for word in words:
+            (hit,) = await client.recall("alpha", word)
+            assert (hit.text, hit.refs) == (f"a note on the {word}", [word])
+        assert client.statistics() == soupd.ClientStatistics(in_flight=0, reconnects=0)
 
 
 def test_both_clients_reconnect_after_the_daemon_restarts(
@@ -142,6 +176,43 @@ def test_a_broken_call_is_sent_again_only_when_that_is_safe(daemon: Daemon) -> N
     assert "may or may not have been carried out" in str(raised["claim"])
     for client in clients.values():
         client.close()
+
+
+async def test_async_broken_calls_on_one_connection_are_sent_again_only_when_safe(
+    daemon: Daemon,
+) -> None:
+    """The same four calls pipelined on one AsyncClient when the daemon dies."""
+    raised: dict[str, type[BaseException]] = {}
+    async with soupd_async(daemon, timeout=30) as client:
+        calls: dict[str, Any] = {
+            "recall": lambda: client.recall("alpha", "x"),
+            "push with ref": lambda: client.push("alpha", "x", ref="once"),
+            "claim": lambda: client.add_claim("alpha", "x"),
+            "push": lambda: client.push("alpha", "x"),
+        }
+
+        async def run(name: str) -> None:
+            try:
+                await calls[name]()
+            except soupd.SoupdError as exc:
+                raised[name] = type(exc)
+
+        os.kill(daemon.pid, signal.SIGSTOP)
+        async with anyio.create_task_group() as tasks:
+            for name in calls:
+                tasks.start_soon(run, name)
+            with anyio.fail_after(10):
+                while client.statistics().in_flight < len(calls):  # noqa: ASYNC110
+                    await anyio.sleep(0.01)
+            os.kill(daemon.pid, signal.SIGKILL)
+            os.kill(daemon.pid, signal.SIGCONT)
+    daemon.proc.wait(15)
+    assert raised == {
+        "recall": soupd.DaemonNotRunning,
+        "push with ref": soupd.DaemonNotRunning,
+        "claim": soupd.ConnectionLost,
+        "push": soupd.ConnectionLost,
+    }
 
 
 def test_no_daemon_is_daemon_not_running(daemon: Daemon) -> None:
