@@ -40,11 +40,12 @@ from starlette.types import Receive, Scope, Send
 
 from channels import openapi as spec
 from channels.asgi import BodyTimeout, BodyTooLarge, log_request, read_body, serve
-from channels.base import Backoff
+from channels.base import Backoff, Channel
 from channels.connection import SubscribeParams
 from channels.http_token import load_or_create_token, token_matches
 from channels.methods import Methods
 from channels.protocol import decode_params
+from channels.webhook import WebhookChannel
 from souls.actor.mailbox import Future
 from supervisor.errors import (
     AskTimeout,
@@ -113,6 +114,12 @@ class HttpSettings(Protocol):
     def max_connections(self) -> int: ...
 
 
+class Webhooks(Protocol):
+    """The running channels (``channels.supervisor.Channels``), by name."""
+
+    def get(self, name: str) -> Channel: ...
+
+
 class _Unauthorized(SoupdError):
     code = "unauthorized"
 
@@ -129,6 +136,7 @@ class HttpApi:
         outputs: Outputs,
         max_body: int,
         version: str,
+        webhooks: Webhooks | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.settings = settings
@@ -142,6 +150,7 @@ class HttpApi:
         self._outputs = outputs
         self._max_body = max_body
         self._version = version
+        self._webhooks = webhooks
         self._token = ""
         self._document: bytes | None = None
         self._closing = anyio.Event()
@@ -157,6 +166,7 @@ class HttpApi:
                 Route(
                     spec.SOUL_METHOD, self._logged(spec.SOUL_METHOD, self._soul), methods=["POST"]
                 ),
+                Route(spec.WEBHOOK, self._webhook, methods=["POST"]),
             ],
             exception_handlers={HTTPException: self._http_error},
         )
@@ -281,6 +291,21 @@ class HttpApi:
                 f"path {soul!r}; leave soul out of the body"
             )
         return await self._call(method, msgspec.Raw(msgspec.json.encode(params)))
+
+    async def _webhook(self, request: Request) -> Response:
+        """A delivery for a webhook channel, answered by the channel itself (its signature
+        rule, its statuses and its ``{"error": message}`` bodies); no bearer token."""
+        self.requests += 1
+        name = request.path_params["channel"]
+        try:
+            channel = self._webhooks.get(name) if self._webhooks is not None else None
+        except KeyError:
+            channel = None
+        if not isinstance(channel, WebhookChannel):
+            log_request(_log, request.scope, spec.WEBHOOK, 404, time.perf_counter())
+            message = f"no webhook channel {name!r}; see [[channels]] in soupd.toml"
+            return JSONResponse({"error": message}, status_code=404)
+        return await channel.handle(request, spec.WEBHOOK)
 
     async def _body(self, request: Request) -> bytes:
         try:

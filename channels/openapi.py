@@ -10,6 +10,8 @@ The routes (one home for their paths, which :mod:`channels.http_api` serves):
   (the body may leave it out); ``POST /v1/souls/{soul}/events`` is ``event.push``.
 * ``GET /v1/souls/{soul}/subscribe`` and ``GET /v1/subscribe``: ``subscribe`` as
   Server-Sent Events.
+* ``POST /v1/webhooks/{channel}``: a webhook channel's deliveries, as on its own port
+  (its signature, no bearer token).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "SOUL_METHOD",
     "SOUL_SUBSCRIBE",
     "SUBSCRIBE",
+    "WEBHOOK",
     "openapi",
     "takes_soul",
 ]
@@ -36,6 +39,7 @@ SOUL_METHOD = "/v1/souls/{soul}/{method}"
 EVENTS = "/v1/souls/{soul}/events"
 SOUL_SUBSCRIBE = "/v1/souls/{soul}/subscribe"
 SUBSCRIBE = "/v1/subscribe"
+WEBHOOK = "/v1/webhooks/{channel}"
 
 _REF = "#/components/schemas/{name}"
 _ERROR = {
@@ -122,6 +126,7 @@ def openapi(version: str, methods: Mapping[str, type[Any]], subscribe: type[Any]
     paths[SOUL_SUBSCRIBE] = {"get": _stream("soul subscribe", [_SOUL, *query], sub)}
     souls = _query("souls", "only outputs of these souls, comma-separated (all when absent)")
     paths[SUBSCRIBE] = {"get": _stream("subscribe", [souls, *query], sub)}
+    paths[WEBHOOK] = {"post": _WEBHOOK}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -143,6 +148,34 @@ def openapi(version: str, methods: Mapping[str, type[Any]], subscribe: type[Any]
     }
 
 
+_WEBHOOK = {
+    "summary": "a delivery to a webhook channel, as on the channel's own port",
+    "description": (
+        "Signed with the channel's secret (X-Hub-Signature-256: sha256=<HMAC-SHA256 of the "
+        "body>) unless the channel allows unsigned requests; no bearer token. A GitHub "
+        "delivery (X-GitHub-Event) or one event object. 200 accepted (what each soul made "
+        "of it), 202 no event, 400, 401 bad signature, 413 over max_body, 503 not "
+        "acknowledged (send it again). Errors here are {error: message}."
+    ),
+    "operationId": "webhook",
+    "security": [],
+    "parameters": [
+        {"name": "channel", "in": "path", "required": True, "schema": {"type": "string"}}
+    ],
+    "requestBody": {"content": {"application/json": {"schema": {}}}},
+    "responses": {
+        status: {"description": why}
+        for status, why in (
+            ("200", "stored, duplicate or dropped by each soul"),
+            ("202", "a delivery that is no event"),
+            ("400", "malformed"),
+            ("401", "missing or wrong signature"),
+            ("404", "no webhook channel of that name"),
+            ("413", "over the channel's max_body"),
+            ("503", "a soul did not acknowledge it; send it again"),
+        )
+    },
+}
 _SOUL = {"name": "soul", "in": "path", "required": True, "schema": {"type": "string"}}
 
 

@@ -107,14 +107,23 @@ class WebhookChannel(Channel):
         self.up()
 
     async def _request(self, request: Request) -> Response:
+        return await self.handle(request, "/{path}")
+
+    async def handle(self, request: Request, route: str) -> Response:
+        """Answer one delivery: on the channel's own port, or routed to it by the HTTP API
+        (``POST /v1/webhooks/<name>``), with the same signature rule and statuses."""
         started = time.perf_counter()
         try:
             status, answer = await self._handle(request)
         except _Reply as reply:
             status, answer = reply.status, {"error": reply.message}
         headers = {"retry-after": "30"} if status == 503 else None
-        log_request(self.log, request.scope, "/{path}", status, started)
+        log_request(self.log, request.scope, route, status, started)
         return JSONResponse(answer, status_code=status, headers=headers)
+
+    @property
+    def _signed(self) -> bool:
+        return self.config.secret_env is not None or self.config.secret_file is not None
 
     async def _body(self, request: Request) -> bytes:
         limit = self.config.max_body
@@ -138,6 +147,9 @@ class WebhookChannel(Channel):
     async def _handle(self, request: Request) -> tuple[int, dict[str, Any]]:
         if request.method != "POST":
             raise _Reply(405, "POST a JSON event")
+        if self._signed and self._secret is None:
+            # The secret is not read yet (or could not be): nothing is accepted.
+            raise _Reply(503, f"the webhook is not ready ({self.state}); send it again")
         body = await self._body(request)
         headers = request.headers
         self._verify(headers, body)

@@ -145,6 +145,7 @@ class Daemon:
                 outputs=self.outputs,
                 max_body=socket_config.max_frame_bytes,
                 version=VERSION,
+                webhooks=self.channels,
             )
 
     async def run(self) -> None:

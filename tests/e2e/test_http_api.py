@@ -6,6 +6,8 @@ The token is read from the file the daemon made; the address from ``daemon.statu
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import socket
 import stat
@@ -38,6 +40,12 @@ class Api:
             base_url=self.base, headers={"authorization": f"Bearer {self.token}"}, timeout=15
         )
 
+    def __enter__(self) -> Api:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+
     def post(self, path: str, body: Any = None, **kwargs: Any) -> httpx.Response:
         if body is not None:
             kwargs["json"] = body
@@ -55,9 +63,8 @@ def api(soupd_home: Home, start_soupd: StartSoupd) -> Iterator[Api]:
     soupd_home.write_config(CONFIG)
     soupd_home.add_soul("ada")
     soupd_home.add_soul("bob")
-    api = Api(start_soupd())
-    yield api
-    api.client.close()
+    with Api(start_soupd()) as api:
+        yield api
 
 
 def test_push_then_recall_and_context_over_http(api: Api) -> None:
@@ -300,3 +307,42 @@ def test_the_readme_curl_example_works(soupd_home: Home, start_soupd: StartSoupd
     promised = next(line for line in lines if line.startswith("# {"))
     assert json.dumps(pushed, separators=(",", ":")).startswith(promised[2:].rstrip(".}"))
     assert recalled["items"][0]["refs"] == ["ci-4711"]
+
+
+def test_a_webhook_channel_is_also_a_route_of_the_api(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    secret = "an e2e webhook secret"
+    soupd_home.extra_env["SOUPD_E2E_HOOK_SECRET"] = secret
+    soupd_home.write_config(
+        CONFIG + '[[channels]]\nname = "hooks"\nkind = "webhook"\nsouls = ["ada"]\n'
+        'port = 0\nsecret_env = "SOUPD_E2E_HOOK_SECRET"\n'
+    )
+    soupd_home.add_soul("ada")
+    with Api(start_soupd()) as api:
+        webhook_deliveries(api, secret)
+
+
+def webhook_deliveries(api: Api, secret: str) -> None:
+    body = json.dumps({"text": "deploy failed: migration timeout", "ref": "ci-9"}).encode()
+    signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    # No bearer token: the channel's signature is what lets a delivery in.
+    signed = httpx.post(
+        f"{api.base}/v1/webhooks/hooks",
+        content=body,
+        headers={"x-hub-signature-256": signature},
+        timeout=15,
+    )
+    assert signed.status_code == 200, signed.text
+    assert signed.json() == {"status": "accepted", "ref": "ci-9", "souls": {"ada": "stored"}}
+    forged = api.post("/v1/webhooks/hooks", content=b'{"text": "wire the money"}')
+    assert forged.status_code == 401
+    assert "X-Hub-Signature-256" in forged.json()["error"]
+    unknown = httpx.post(f"{api.base}/v1/webhooks/nope", content=body, timeout=15)
+    assert unknown.status_code == 404
+    assert api.daemon.recall("ada", "migration")[0]["refs"] == ["ci-9"]
+    assert api.daemon.counts("ada")[0] == 1
+    (hooks,) = api.daemon.result("daemon.status")["channels"]
+    assert (hooks["stored"], hooks["unauthorized"]) == (1, 1)
+    document = httpx.get(f"{api.base}/openapi.json", timeout=15).json()
+    assert document["paths"]["/v1/webhooks/{channel}"]["post"]["security"] == []
