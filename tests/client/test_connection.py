@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from e2e.harness import Daemon, StartSoupd
+from e2e.harness import Daemon, Home, StartSoupd
 
 import soupd
 
@@ -136,6 +136,29 @@ def test_both_clients_reconnect_after_the_daemon_restarts(
         portal.call(asynchronous.aclose)
     sync.close()
     assert again.proc.poll() is None
+
+
+def test_a_connection_closed_for_idling_is_replaced_before_the_next_call(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.write_config("[socket]\nidle_timeout = 0.5\n")
+    daemon = start_soupd()
+    with soupd_client(daemon) as sync:
+        asynchronous = soupd_async(daemon)
+
+        async def claim_after_idling() -> soupd.ClaimChange:
+            async with asynchronous:
+                await anyio.sleep(1.5)  # the daemon says idle_timeout and closes
+                return await asynchronous.add_claim("default", "likes jazz")
+
+        time.sleep(1.5)
+        # A claim is never sent twice: it goes out only on a connection known to be good.
+        assert sync.add_claim("default", "prefers tea").claim is not None
+        assert anyio.run(claim_after_idling).claim is not None
+        assert sync.statistics().reconnects == 1
+        assert asynchronous.statistics().reconnects == 1
+        values = {claim.value for claim in sync.claims("default").claims}
+    assert values == {"prefers tea", "likes jazz"}
 
 
 def test_a_broken_call_is_sent_again_only_when_that_is_safe(daemon: Daemon) -> None:
