@@ -230,7 +230,8 @@ _NOT_HABITS = frozenset(
     miss say tell ask thank thanks hear find totally really just also too always never
     always definitely gotta gonna wanna hate enjoy adore prefer dislike promise plan
     recommend bet doubt swear reckon care look sound seem cant dont wont didnt
-    ain aint cannot lemme let last myself too only either personally""".split()
+    ain aint cannot lemme let last myself too only either personally when what where why
+    who which that this then than and but because since though also""".split()
 )
 
 
@@ -249,6 +250,9 @@ def find_events(sentence: str, ts: float) -> Iterator[EventMatch]:
 def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
     when = find_when(sentence, ts)
     future: list[bool] = []  # whether the sentence names a future time, read once
+    # Whether it says how often, or "this month": each read once, when first asked.
+    often: list[bool] = []
+    this_period: list[bool] = []
     for m in _EN.finditer(sentence):
         aux, been = m.group("aux") or "", m.group("been") is not None
         verb = m.group("verb")
@@ -277,14 +281,15 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
         # speaks of people in general or of speaker and listener together; with how often
         # it happens it is a habit ("we roast marshmallows every summer").
         we = m.group(0).lstrip()[:2] in ("we", "We")
-        if ongoing and not aux and we and not _FREQUENCY.search(sentence):
-            continue
+        if ongoing and not aux and we:
+            if not often:
+                often.append(_FREQUENCY.search(sentence) is not None)
+            if not often[0]:
+                continue
         if not opens_clause(sentence, m.start()):
             continue
         head = sentence[m.start() : m.start("verb")]
         if _NEGATION.search(head) or _NEGATION.match(sentence, verb_end):
-            continue
-        if _NEGATED_MATRIX.search(sentence, max(0, m.start() - 30), m.start()):
             continue
         planned = False
         if aux.strip().lower().lstrip("'’") in ("m", "am", "re", "are"):
@@ -292,6 +297,15 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
                 future.append(_future(sentence, ts))
             if future[0]:
                 planned = True  # a progressive with a future time is a plan
+        if going and not planned:
+            # Going somewhere "this month" is ahead too; without a time it is no event.
+            if not this_period:
+                this_period.append(_THIS_PERIOD.search(sentence) is not None)
+            if not this_period[0]:
+                continue
+            planned = True
+        if _NEGATED_MATRIX.search(sentence, max(0, m.start() - 30), m.start()):
+            continue
         # The clause ends within _CLAUSE_REACH: its value is _MAX_WORDS words at most.
         reach = min(len(sentence), verb_end + _CLAUSE_REACH)
         stop = _CLAUSE_END.search(sentence, verb_end, reach)
@@ -313,11 +327,6 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
             continue  # "since we spoke last": a formula
         quote_start = min(m.start(), cut.start if cut else m.start())
         quote_end = max(end, cut.end if cut else end)
-        if going and not planned:
-            # Going somewhere "this month" is ahead too; without a time it is no event.
-            if not _THIS_PERIOD.search(sentence):
-                continue
-            planned = True
         if planned:
             value = _FUTURE_TAIL.sub("", value)
             if len(value.split()) < 2:

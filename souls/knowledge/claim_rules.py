@@ -250,16 +250,19 @@ def _told(said: _Said, claims: list[RuleMatch]) -> Iterator[RuleMatch]:
     job, "I go by Sam" the name; "I moved to Porto" is the location and an event."""
     sentence, confidence = said.text, said.confidence
     states: Claimed | None = None
+    actions: Claimed | None = None  # what the plan rules read: marked once, when asked
     for event in find_events(sentence, said.ts):
         if said.qualified(event.start):
             continue
         if event.planned:
             # An arrangement told in the progressive ("I'm putting on a show next month");
             # a plan rule that read the same words comes first.
-            if not any(
-                c.slot in _ACTION_SLOTS and c.start < event.end and event.start < c.end
-                for c in claims
-            ):
+            if actions is None:
+                actions = Claimed(len(sentence))
+                for claim in claims:
+                    if claim.slot in _ACTION_SLOTS:
+                        actions.take(claim.start, claim.end)
+            if not actions.overlaps(event.start, event.end):
                 due, value = said.due, event.value
                 at = sentence.find(value, event.start)
                 if due is not None and at <= due[0] < at + len(value):
