@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import statistics
 import sys
 import tempfile
@@ -150,6 +151,8 @@ def main() -> None:
     why = missing()
     if why is not None:
         sys.exit(f"no PostgreSQL: {why} (or give --dsn)")
+    # A SIGTERM (timeout, Ctrl-C in a pipeline) still stops the server: via SystemExit.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     server = PgServer.start()
     try:
         code = asyncio.run(compare(args, server.dsn))

@@ -139,6 +139,22 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0002_term_counts",
+        """
+        -- Each row's term counts, {term: occurrences}, in its own text and in its context:
+        -- scoring looks a term up in these instead of scanning the arrays (which stay,
+        -- for the GIN indexes that find the rows).
+        ALTER TABLE memory_index ADD COLUMN own_counts jsonb, ADD COLUMN near_counts jsonb;
+        UPDATE memory_index SET
+            own_counts = (SELECT coalesce(jsonb_object_agg(t, n), '{}') FROM
+                          (SELECT t, count(*) AS n FROM unnest(terms) AS t GROUP BY t) AS c),
+            near_counts = (SELECT coalesce(jsonb_object_agg(t, n), '{}') FROM
+                           (SELECT t, count(*) AS n FROM unnest(context) AS t GROUP BY t) AS c);
+        ALTER TABLE memory_index ALTER COLUMN own_counts SET NOT NULL,
+            ALTER COLUMN near_counts SET NOT NULL;
+        """,
+    ),
 )
 
 

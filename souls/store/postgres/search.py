@@ -91,19 +91,36 @@ def score_sql(query: Query, first: int) -> tuple[str, str, list[object]]:
     if query.context:
         params.append(query.weight)
     norm = f"({k1} * ({omb} + {b} * i.length / {avg}))"
-    frequencies = []
+    frequencies: list[str] = []
+    counts: list[tuple[str, str]] = []
     parts = []
     for n, (term, idf) in enumerate(zip(query.terms, query.idfs, strict=True), start=1):
         t, weight = f"${first + len(params)}::text", f"${first + len(params) + 1}::float8"
         params += [term, idf]
-        own = f"cardinality(array_positions(i.terms, {t}))"
+        own = f"coalesce((i.own_counts ->> {t})::integer, 0)"
         if query.context:
-            near = f"cardinality(array_positions(i.context, {t}))"
-            frequencies.append(f"soupd_tf({own}, {near}, {w})")
+            near = f"coalesce((i.near_counts ->> {t})::integer, 0)"
+            counts.append((own, near))
+            frequencies.append(
+                f"CASE WHEN k.near[{n}] < 2 THEN k.own[{n}] + k.near[{n}] * {w}"
+                f" ELSE soupd_tf(k.own[{n}], k.near[{n}], {w}) END"
+            )
         else:
             frequencies.append(f"{own}::float8")
         parts.append(f"{weight} * ((f.tf[{n}] * {k1p}) / (f.tf[{n}] + {norm}))")
-    lateral = f"LATERAL (SELECT ARRAY[{', '.join(frequencies)}]::float8[] AS tf) AS f"
+    # OFFSET 0 keeps each LATERAL a subquery of its own: pulled up into the outer query,
+    # its array would be built again at every reference (terms² lookups a row).
+    lateral = f"LATERAL (SELECT ARRAY[{', '.join(frequencies)}]::float8[] AS tf OFFSET 0) AS f"
+    if counts:
+        # The context's counts first, each looked up once; one instance or none needs no
+        # loop for FTS5's sum (own + weight is it), soupd_tf does the rest.
+        own_counts = ", ".join(own for own, _ in counts)
+        near_counts = ", ".join(near for _, near in counts)
+        lateral = (
+            f"LATERAL (SELECT ARRAY[{own_counts}] AS own, ARRAY[{near_counts}] AS near"
+            " OFFSET 0) AS k,"
+            f" {lateral}"
+        )
     return lateral, f"(0.0::float8 + {' + '.join(parts)})", params
 
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 import anyio
 import asyncpg
+import msgspec
 
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
@@ -119,7 +120,8 @@ class _Delta:
 _EVENT_COLUMNS = ["soul", "id", "ref", "kind", "channel", "sender", "grp", "mentioned",
                   "session", "ts", "recorded", "salience", "text", "person"]  # fmt: skip
 _MEMORY_COLUMNS = ["soul", "id", "kind", "event_id", "text", "salience", "created", "surprise"]
-_INDEX_COLUMNS = ["soul", "memory_id", "doc", "prior", "later", "terms", "context", "length"]
+_INDEX_COLUMNS = ["soul", "memory_id", "doc", "prior", "later", "terms", "context", "length",
+                  "own_counts", "near_counts"]  # fmt: skip
 
 
 def _event_record(soul: int, event_id: int, e: NewEvent) -> tuple[object, ...]:
@@ -132,10 +134,16 @@ def _memory_record(soul: int, memory_id: int, event_id: int, e: NewEvent) -> tup
 
 
 def _index_row(soul: int, row: Row) -> tuple[object, ...]:
+    """A row of memory_index, in the order of _INDEX_COLUMNS."""
     context = f"{row.prior} {row.later}".split()
     terms = row.doc.split()
     return (soul, row.memory_id, row.doc, row.prior, row.later, terms, context,
-            len(terms) + len(context))  # fmt: skip
+            len(terms) + len(context), _counts(terms), _counts(context))  # fmt: skip
+
+
+def _counts(tokens: list[str]) -> str:
+    """A jsonb {term: occurrences} of ``tokens``, as text (asyncpg's codec for jsonb)."""
+    return msgspec.json.encode(Counter(tokens)).decode()
 
 
 def _join(docs: Sequence[str]) -> str:
@@ -291,10 +299,10 @@ class PgStore:
         if not rewritten:
             return
         await db.executemany(
-            "UPDATE memory_index SET prior = $3, later = $4, context = $5, length = $6"
-            " WHERE soul = $1 AND memory_id = $2",
+            "UPDATE memory_index SET prior = $3, later = $4, context = $5, length = $6,"
+            " near_counts = $7::jsonb WHERE soul = $1 AND memory_id = $2",
             [
-                (self.soul, new.memory_id, *row[3:5], *row[6:8])
+                (self.soul, new.memory_id, *row[3:5], *row[6:8], row[9])
                 for _, new in rewritten
                 for row in (_index_row(self.soul, new),)
             ],
