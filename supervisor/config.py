@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ __all__ = [
     "HttpConfig",
     "ScheduleConfig",
     "Settings",
+    "StoreBackendConfig",
     "check_file",
     "explain",
     "load_settings",
@@ -247,6 +249,47 @@ class NotifyConfig(_Section, frozen=True):
             raise ValueError("status_seconds must be > 0")
 
 
+class StoreBackendConfig(_Section, frozen=True):
+    # Where souls keep their memory: "sqlite" (a database file per soul, the default) or
+    # "postgres" (one shared database; in progress, issue #21: refused until complete).
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    # PostgreSQL's DSN, never written here (it holds the password): the name of an
+    # environment variable holding it, or a file (readable by soupd only) holding it.
+    dsn_env: str | None = None
+    dsn_file: str | None = None
+    # Connections of the daemon's pool (each soul's lease holds one more of its own).
+    pool_min: int = 1
+    pool_max: int = 10
+
+    def __post_init__(self) -> None:
+        if (
+            self.dsn_env is not None
+            and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.dsn_env) is None
+        ):
+            raise ValueError(
+                f"dsn_env {self.dsn_env!r} is not an environment variable's name; set it to "
+                "the name of the variable that holds the DSN, never to the DSN itself"
+            )
+        if self.dsn_env is not None and self.dsn_file is not None:
+            raise ValueError("set one of dsn_env or dsn_file, not both")
+        if not 1 <= self.pool_min <= self.pool_max:
+            raise ValueError(f"pool sizes need 1 <= pool_min <= pool_max (got {self.pool_min}, "
+                             f"{self.pool_max})")  # fmt: skip
+        if self.backend == "sqlite":
+            if self.dsn_env is not None or self.dsn_file is not None:
+                raise ValueError('dsn_env and dsn_file are for backend = "postgres"')
+            return
+        if self.dsn_env is None and self.dsn_file is None:
+            raise ValueError(
+                'backend = "postgres" needs dsn_env (an environment variable holding the '
+                "DSN) or dsn_file (a file holding it)"
+            )
+        raise ValueError(
+            'backend = "postgres" is not yet supported for souls (issue #21: the PostgreSQL '
+            'store is in progress); use backend = "sqlite"'
+        )
+
+
 class TestingConfig(_Section, frozen=True):
     # Enables the debug.crash method, which makes a soul raise (to test supervision).
     fault_injection: bool = False
@@ -261,6 +304,7 @@ class DaemonConfig(_Section, frozen=True):
     schedule: ScheduleConfig = msgspec.field(default_factory=ScheduleConfig)
     reload: ReloadConfig = msgspec.field(default_factory=ReloadConfig)
     notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
+    store: StoreBackendConfig = msgspec.field(default_factory=StoreBackendConfig)
     testing: TestingConfig = msgspec.field(default_factory=TestingConfig)
     # One [[channels]] table per channel (webhook, telegram, slack, signal).
     channels: list[ChannelConfig] = []
@@ -305,9 +349,22 @@ class Settings:
 def read_toml(path: Path, kind: type[T]) -> T:
     """Parse and validate one TOML file. A missing file is an error (callers decide)."""
     data = parse_toml(path)
-    if kind is DaemonConfig and (secret := raw_problem(data)) is not None:
+    if kind is DaemonConfig and (secret := raw_problem(data) or _store_secret(data)) is not None:
         raise ConfigError(str(path), *secret)
     return convert(path, data, kind)
+
+
+def _store_secret(data: Mapping[str, Any]) -> tuple[str, str] | None:
+    """A DSN written in ``[store]`` (it holds the password): where it belongs instead."""
+    store = data.get("store")
+    if isinstance(store, Mapping) and "dsn" in store:
+        return (
+            "store.dsn",
+            "a DSN holds the password and must not be written in soupd.toml; put it in an "
+            'environment variable and set dsn_env = "NAME", or in a file readable by soupd '
+            'only and set dsn_file = "/run/credentials/…"',
+        )
+    return None
 
 
 def convert(path: Path, data: Mapping[str, Any], kind: type[T]) -> T:
@@ -463,5 +520,6 @@ def _daemon_paths(path: Path, daemon: DaemonConfig) -> list[tuple[str, Path]]:
         "paths.state_dir": daemon.paths.state_dir,
         "socket.path": daemon.socket.path,
         "http.token_file": daemon.http.token_file,
+        "store.dsn_file": daemon.store.dsn_file,
     }
     return [(k, expand(path, k, v)) for k, v in configured.items() if v is not None]
