@@ -7,13 +7,12 @@ being the content of the token file (:mod:`channels.http_token`). Invariants:
 * Same path as the socket: a request's body is decoded by the method's own params
   Struct (:meth:`channels.methods.Methods.dispatch`), its reply is the socket's
   ``result`` as the JSON body, and an error is ``{"error": {"code", "message"}}`` with
-  the socket's code and a status by cause (:func:`status_of`).
+  the socket's code and a status by cause (:mod:`channels.http_errors`).
 * Bounded: a body is at most ``[socket] max_frame_bytes`` (413) and must arrive within
   ``[http] body_timeout`` (408); an answer is waited for ``request_timeout`` (504);
   at most ``max_connections`` connections and requests at once (503).
-* ``subscribe`` is Server-Sent Events from the same outputs hub as the socket's, each
-  stream with its own bounded buffer (a slow reader loses outputs, counted in an
-  ``overflow`` output, never the daemon's memory); streams end when the daemon stops.
+* ``subscribe`` is Server-Sent Events from the same outputs hub as the socket's
+  (:mod:`channels.http_stream`); streams end when the daemon stops.
 * One log line per request (``http.request``: method, route, status, ms, peer; never a
   body or the token): at info when it failed, at debug otherwise.
 * Not being able to listen (the port taken) does not stop the daemon: it is logged,
@@ -33,18 +32,19 @@ import msgspec
 import structlog
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Scope
 
 from channels import openapi as spec
 from channels.asgi import BodyTimeout, BodyTooLarge, log_request, read_body, serve
 from channels.base import Backoff, Channel
 from channels.connection import SubscribeParams
+from channels.http_errors import Unauthorized, error_response
+from channels.http_stream import EventStreams
 from channels.http_token import load_or_create_token, token_matches
 from channels.methods import Methods
-from channels.protocol import decode_params
 from channels.webhook import WebhookChannel
 from souls.actor.mailbox import Future
 from supervisor.errors import (
@@ -54,49 +54,12 @@ from supervisor.errors import (
     MalformedFrame,
     SoupdError,
     UnknownMethod,
-    UnknownSoul,
 )
 from supervisor.outputs import Outputs
 
-__all__ = ["HttpApi", "HttpSettings", "status_of"]
+__all__ = ["HttpApi", "HttpSettings", "Webhooks"]
 
 _log = structlog.get_logger("soupd.http")
-
-# Seconds between keep-alive comments on an idle event stream.
-_HEARTBEAT = 15.0
-
-_STATUS = {
-    "invalid_params": 400,
-    "bad_frame": 400,
-    "config.invalid": 400,
-    "unauthorized": 401,
-    "peer_refused": 403,
-    "unknown_soul": 404,
-    "unknown_method": 404,
-    "not_found": 404,
-    "already_exists": 409,
-    "frame_too_large": 413,
-    "busy": 429,
-    "llm_unavailable": 502,
-    "soul_unavailable": 503,
-    "store_unusable": 503,
-    "unsafe_file": 503,
-    "timeout": 504,
-    "disk_full": 507,
-}
-
-
-def status_of(code: str) -> int:
-    """The HTTP status for a soupd error code (500 for one not known here)."""
-    if code in _STATUS:
-        return _STATUS[code]
-    if code.startswith("hygiene."):
-        return 422
-    if code.startswith("unknown_") or code.endswith("not_found"):
-        return 404
-    if code.endswith("exists"):
-        return 409
-    return 500
 
 
 class HttpSettings(Protocol):
@@ -118,10 +81,6 @@ class Webhooks(Protocol):
     """The running channels (``channels.supervisor.Channels``), by name."""
 
     def get(self, name: str) -> Channel: ...
-
-
-class _Unauthorized(SoupdError):
-    code = "unauthorized"
 
 
 class HttpApi:
@@ -147,21 +106,20 @@ class HttpApi:
         self.requests = 0
         self.unauthorized = 0
         self._methods = methods
-        self._outputs = outputs
         self._max_body = max_body
         self._version = version
         self._webhooks = webhooks
         self._token = ""
         self._document: bytes | None = None
-        self._closing = anyio.Event()
-        self._streams = 0
+        self.streams = EventStreams(outputs, has_soul=methods.has_soul, authorize=self.authorized)
+        streams = self.streams
         self._backoff = Backoff(1.0, 60.0, rng)
         self.app = Starlette(
             routes=[
                 Route(spec.OPENAPI, self._logged(spec.OPENAPI, self._openapi), methods=["GET"]),
                 Route(spec.RPC, self._logged(spec.RPC, self._rpc), methods=["POST"]),
-                Route(spec.SOUL_SUBSCRIBE, _Stream(self), methods=["GET"]),
-                Route(spec.SUBSCRIBE, _Stream(self), methods=["GET"]),
+                Route(spec.SOUL_SUBSCRIBE, streams.endpoint(spec.SOUL_SUBSCRIBE), methods=["GET"]),
+                Route(spec.SUBSCRIBE, streams.endpoint(spec.SUBSCRIBE), methods=["GET"]),
                 Route(spec.EVENTS, self._logged(spec.EVENTS, self._events), methods=["POST"]),
                 Route(
                     spec.SOUL_METHOD, self._logged(spec.SOUL_METHOD, self._soul), methods=["POST"]
@@ -179,14 +137,14 @@ class HttpApi:
             "last_error": self.last_error,
             "requests": self.requests,
             "unauthorized": self.unauthorized,
-            "streams": self._streams,
+            "streams": self.streams.open,
         }
 
     async def run(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Serve until cancelled; ``started()`` once listening or, when the address
         cannot be bound, once that is logged (it is tried again with backoff)."""
         self._token = await anyio.to_thread.run_sync(load_or_create_token, self.token_file)
-        self._closing = anyio.Event()
+        self.streams.reopen()
         started = False
         try:
             while True:
@@ -196,7 +154,7 @@ class HttpApi:
                         self.settings.host,
                         self.settings.port,
                         on_listening=self._listening(task_status),
-                        on_stopping=self._closing.set,
+                        on_stopping=self.streams.close,
                         max_connections=self.settings.max_connections,
                     )
                 except OSError as exc:
@@ -217,7 +175,7 @@ class HttpApi:
                         task_status.started()
                     await anyio.sleep(delay)
         finally:
-            self._closing.set()
+            self.streams.close()
             self.state = "stopped"
 
     def _listening(self, task_status: anyio.abc.TaskStatus[None]) -> Callable[[str], None]:
@@ -238,7 +196,7 @@ class HttpApi:
         headers = request.headers if isinstance(request, Request) else Request(request).headers
         if not token_matches(self._token, headers.get("authorization")):
             self.unauthorized += 1
-            raise _Unauthorized(
+            raise Unauthorized(
                 "missing or wrong bearer token; send Authorization: Bearer <the content of "
                 f"{self.token_file}>"
             )
@@ -341,14 +299,17 @@ class HttpApi:
             try:
                 response = await endpoint(request)
             except SoupdError as error:
-                response = _error(error)
+                response = error_response(error)
             except HTTPException as exc:
                 response = await self._http_error(request, exc)
             except anyio.get_cancelled_exc_class():
                 raise
+            except ClientDisconnect:
+                # Gone before its body was in: nobody to answer, nothing was done.
+                response = JSONResponse({"error": "client disconnected"}, status_code=400)
             except Exception:  # noqa: BLE001 - one request's bug must not end the server
                 _log.exception("http.request_failed", route=route)
-                response = _error(
+                response = error_response(
                     SoupdError("internal error; the daemon log has the details (please report it)")
                 )
             log_request(_log, request.scope, route, response.status_code, started)
@@ -368,116 +329,3 @@ class HttpApi:
             message = f"{request.method} is not served here; GET {spec.OPENAPI} says what is"
         body = {"error": {"code": code, "message": message}}
         return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
-
-
-def _error(error: SoupdError) -> Response:
-    status = status_of(error.code)
-    headers = {}
-    if status in (429, 503):
-        headers["retry-after"] = "1"
-    if status == 401:
-        headers["www-authenticate"] = 'Bearer realm="soupd"'
-    body = msgspec.json.encode({"error": {"code": error.code, "message": error.message}})
-    return Response(body, status_code=status, media_type="application/json", headers=headers)
-
-
-class _Stream:
-    """``subscribe`` as Server-Sent Events: a raw ASGI endpoint, so that the
-    subscription is open before the first byte is sent and closed however it ends."""
-
-    def __init__(self, api: HttpApi) -> None:
-        self._api = api
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        api = self._api
-        started = time.perf_counter()
-        api.requests += 1
-        route = spec.SOUL_SUBSCRIBE if "soul" in scope.get("path_params", {}) else spec.SUBSCRIBE
-        try:
-            api.authorized(scope)
-            params = self._params(scope)
-        except SoupdError as error:
-            await _error(error)(scope, receive, send)
-            log_request(_log, scope, route, status_of(error.code), started)
-            return
-        outputs = api._outputs
-        with outputs.subscribe(
-            frozenset(params.souls), frozenset(params.kinds), params.buffer
-        ) as subscription:
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [
-                        (b"content-type", b"text/event-stream; charset=utf-8"),
-                        (b"cache-control", b"no-cache"),
-                        (b"x-accel-buffering", b"no"),
-                    ],
-                }
-            )
-            log_request(_log, scope, route, 200, started)
-            hello = {"subscribed": True, "souls": params.souls, "kinds": params.kinds}
-            await _event(send, "subscribed", msgspec.json.encode(hello))
-            api._streams += 1
-            try:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(_until_disconnect, receive, tg.cancel_scope)
-                    tg.start_soon(_until_set, api._closing, tg.cancel_scope)
-                    while True:
-                        with anyio.move_on_after(_HEARTBEAT):
-                            output = await subscription.receive()
-                            await _event(send, "output", msgspec.json.encode(output))
-                            continue
-                        await _chunk(send, b": ping\n\n")
-            finally:
-                api._streams -= 1
-        with anyio.CancelScope(shield=True):
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    def _params(self, scope: Scope) -> SubscribeParams:
-        query = Request(scope).query_params
-        given: dict[str, Any] = {}
-        soul = scope.get("path_params", {}).get("soul")
-        souls = [soul] if soul is not None else _split(query.get("souls"))
-        given["souls"] = souls
-        given["kinds"] = _split(query.get("kinds"))
-        if "buffer" in query:
-            if not query["buffer"].isdigit():
-                raise InvalidParams("invalid params for subscribe: buffer must be a number")
-            given["buffer"] = int(query["buffer"])
-        unknown = set(query) - {"souls", "kinds", "buffer"}
-        if unknown:
-            raise InvalidParams(
-                f"invalid params for subscribe: unknown query parameter {sorted(unknown)[0]!r}; "
-                "use souls, kinds, buffer"
-            )
-        params = decode_params(
-            "subscribe", msgspec.Raw(msgspec.json.encode(given)), SubscribeParams
-        )
-        for name in params.souls:
-            if not self._api._methods.has_soul(name):
-                raise UnknownSoul(name)
-        return params
-
-
-def _split(value: str | None) -> list[str]:
-    return [part for part in (value or "").split(",") if part]
-
-
-async def _event(send: Send, name: str, data: bytes) -> None:
-    await _chunk(send, b"event: " + name.encode() + b"\ndata: " + data + b"\n\n")
-
-
-async def _chunk(send: Send, data: bytes) -> None:
-    await send({"type": "http.response.body", "body": data, "more_body": True})
-
-
-async def _until_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    scope.cancel()
-
-
-async def _until_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
-    await event.wait()
-    scope.cancel()

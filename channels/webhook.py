@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -117,6 +117,8 @@ class WebhookChannel(Channel):
             status, answer = await self._handle(request)
         except _Reply as reply:
             status, answer = reply.status, {"error": reply.message}
+        except ClientDisconnect:
+            status, answer = 400, {"error": "client disconnected"}  # nobody reads it
         headers = {"retry-after": "30"} if status == 503 else None
         log_request(self.log, request.scope, route, status, started)
         return JSONResponse(answer, status_code=status, headers=headers)

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from channels.connection import SubscribeParams
-from channels.http_api import status_of
+from channels.http_errors import status_of
 from channels.methods import Methods
 from channels.openapi import openapi, takes_soul
 from supervisor.registry import Registry

@@ -346,3 +346,25 @@ def webhook_deliveries(api: Api, secret: str) -> None:
     assert (hooks["stored"], hooks["unauthorized"]) == (1, 1)
     document = httpx.get(f"{api.base}/openapi.json", timeout=15).json()
     assert document["paths"]["/v1/webhooks/{channel}"]["post"]["security"] == []
+
+
+def test_a_stream_ends_cleanly_when_the_daemon_stops(api: Api) -> None:
+    ended: list[str] = []
+    subscribed = threading.Event()
+
+    def listen() -> None:
+        try:
+            with api.client.stream("GET", "/v1/subscribe") as response:
+                for line in response.iter_lines():
+                    if line == "event: subscribed":
+                        subscribed.set()
+            ended.append("ended")  # the last chunk came: no cut connection
+        except httpx.HTTPError as exc:
+            ended.append(f"{type(exc).__name__}: {exc}")
+
+    reader = threading.Thread(target=listen, daemon=True)
+    reader.start()
+    assert subscribed.wait(15)
+    assert api.daemon.stop() == 0
+    reader.join(15)
+    assert ended == ["ended"]

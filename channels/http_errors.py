@@ -1,0 +1,65 @@
+"""The HTTP API's errors: a soupd error code's HTTP status, and the JSON body.
+
+The body is the socket's error object, ``{"error": {"code": ..., "message": ...}}``; the
+status says the cause (:func:`status_of`), so plain HTTP clients can branch on it too.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.responses import Response
+
+from supervisor.errors import SoupdError
+
+__all__ = ["Unauthorized", "error_response", "status_of"]
+
+_STATUS = {
+    "invalid_params": 400,
+    "bad_frame": 400,
+    "config.invalid": 400,
+    "unauthorized": 401,
+    "peer_refused": 403,
+    "unknown_soul": 404,
+    "unknown_method": 404,
+    "not_found": 404,
+    "already_exists": 409,
+    "frame_too_large": 413,
+    "busy": 429,
+    "llm_unavailable": 502,
+    "soul_unavailable": 503,
+    "store_unusable": 503,
+    "unsafe_file": 503,
+    "timeout": 504,
+    "disk_full": 507,
+}
+
+
+def status_of(code: str) -> int:
+    """The HTTP status for a soupd error code (500 for one not known here)."""
+    if code in _STATUS:
+        return _STATUS[code]
+    if code.startswith("hygiene."):
+        return 422
+    if code.startswith("unknown_") or code.endswith("not_found"):
+        return 404
+    if code.endswith("exists"):
+        return 409
+    return 500
+
+
+class Unauthorized(SoupdError):
+    """No bearer token, or the wrong one."""
+
+    code = "unauthorized"
+
+
+def error_response(error: SoupdError) -> Response:
+    """The response for ``error``: its status, Retry-After when it is worth a retry."""
+    status = status_of(error.code)
+    headers = {}
+    if status in (429, 503):
+        headers["retry-after"] = "1"
+    if status == 401:
+        headers["www-authenticate"] = 'Bearer realm="soupd"'
+    body = msgspec.json.encode({"error": {"code": error.code, "message": error.message}})
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
