@@ -831,7 +831,8 @@ async def check_soul(socket: Path, soul: str) -> None:
         error = UnknownSoul(soul)
         error.message = (
             f"soupd mcp --soul {soul}: the daemon runs no soul {soul!r} "
-            f"(its souls: {', '.join(names) or 'none'}); {error.message}"
+            f"(its souls: {', '.join(names) or 'none'}); pick one of them, or create it "
+            f"with `soupd soul create {soul}`"
         )
         raise error
 

@@ -359,11 +359,11 @@ def test_an_unknown_soul_fails_at_start(soupd_home: Home, start_soupd: StartSoup
         text=True,
         timeout=SESSION_TIMEOUT,
     )
-    assert done.returncode != 0
+    assert done.returncode == 6  # not found, as the README's exit codes say
     assert done.stdout == ""  # no MCP frame: it never served
-    assert "nosuch" in done.stderr
-    assert "its souls: ada" in done.stderr
-    assert "unknown_soul" in done.stderr or "no soul" in done.stderr
+    assert "unknown_soul" in done.stderr
+    assert "the daemon runs no soul 'nosuch' (its souls: ada)" in done.stderr
+    assert "`soupd soul create nosuch`" in done.stderr
 
 
 async def test_forget_dry_run_removes_nothing(soupd_home: Home, start_soupd: StartSoupd) -> None:
