@@ -25,7 +25,17 @@ import asyncpg
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.store import soul_id
 
-__all__ = ["Lease", "current_owner", "lock_key"]
+__all__ = ["KEEPALIVE", "Lease", "current_owner", "lock_key"]
+
+# The lease's session settings. The server notices a holder that vanished without closing
+# its connection (a lost network, a frozen host: no FIN, no RST) only by TCP keepalive,
+# two hours by default on Linux; probing after 1 s idle, every 1 s, 3 probes, it ends the
+# session (and frees the lock) about 4 s after the peer went silent.
+KEEPALIVE = {
+    "tcp_keepalives_idle": "1",
+    "tcp_keepalives_interval": "1",
+    "tcp_keepalives_count": "3",
+}
 
 # Whether the advisory lock of key $1 (a bigint: pg_locks shows its high and low 32 bits
 # as classid and objid, objsubid 1) is held by some session now.
@@ -59,7 +69,8 @@ class Lease:
     async def acquire(cls, dsn: str, soul: str, address: str) -> Lease | None:
         """Try once to take ``soul`` for the daemon advertised at ``address``, on a new
         dedicated connection: the lease, or None when another session holds it."""
-        db = await asyncpg.connect(dsn, server_settings={"application_name": f"soupd {address}"})
+        settings = {"application_name": f"soupd {address}", **KEEPALIVE}
+        db = await asyncpg.connect(dsn, server_settings=settings)
         try:
             await migrate(db)
             await soul_id(db, soul)

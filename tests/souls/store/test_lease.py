@@ -3,6 +3,8 @@ by advisory lock on a dedicated connection; the lock dies with its holder's sess
 
 from __future__ import annotations
 
+import signal
+import sys
 import time
 from collections.abc import AsyncIterator
 
@@ -10,7 +12,7 @@ import anyio
 import asyncpg
 import pytest
 
-from souls.store.postgres.lease import Lease, current_owner, lock_key
+from souls.store.postgres.lease import KEEPALIVE, Lease, current_owner, lock_key
 
 
 @pytest.fixture
@@ -86,6 +88,59 @@ async def test_a_dead_owner_is_not_believed(pg_dsn: str, admin: asyncpg.Connecti
     assert await current_owner(admin, "alpha") is None
     # The table still names it; the lock says no one owns the soul.
     assert await admin.fetchval("SELECT owner FROM souls WHERE name = 'alpha'") == "10.0.0.1:7400"
+
+
+async def test_a_holder_killed_by_sigkill_loses_the_soul(
+    pg_dsn: str, admin: asyncpg.Connection
+) -> None:
+    # A real process holds the lease, and dies by kill -9: no goodbye to the server.
+    async with await anyio.open_process([sys.executable, "-c", _HOLDER, pg_dsn]) as holder:
+        assert holder.stdout is not None
+        said = b""
+        with anyio.fail_after(30):
+            while b"\n" not in said:
+                said += await holder.stdout.receive()
+        assert said.strip() == b"held"
+        assert await Lease.acquire(pg_dsn, "alpha", "10.0.0.2:7400") is None
+        assert await current_owner(admin, "alpha") == "10.0.0.1:7400"
+        holder.send_signal(signal.SIGKILL)
+        with anyio.fail_after(10):
+            await holder.wait()
+    start = time.monotonic()
+    taken = None
+    for _ in range(250):
+        taken = await Lease.acquire(pg_dsn, "alpha", "10.0.0.2:7400")
+        if taken is not None:
+            break
+        await anyio.sleep(0.02)
+    assert taken is not None
+    assert time.monotonic() - start < 5
+    assert await current_owner(admin, "alpha") == "10.0.0.2:7400"
+    await taken.release()
+
+
+_HOLDER = """
+import asyncio, sys, time
+from souls.store.postgres.lease import Lease
+
+async def main():
+    lease = await Lease.acquire(sys.argv[1], "alpha", "10.0.0.1:7400")
+    print("held" if lease is not None else "refused", flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+async def test_the_lease_session_probes_its_peer(pg_dsn: str, admin: asyncpg.Connection) -> None:
+    # What bounds a takeover when the holder's network is lost (no FIN, no RST): the
+    # server's keepalive probes on the lease's session, not the server-wide defaults.
+    lease = await Lease.acquire(pg_dsn, "alpha", "10.0.0.1:7400")
+    assert lease is not None
+    for name, value in KEEPALIVE.items():
+        assert await admin.fetchval(f"SHOW {name}") != value
+        assert await lease._db.fetchval(f"SHOW {name}") == value  # its own session
+    await lease.release()
 
 
 def test_lock_keys_are_stable_64_bit_and_distinct() -> None:
