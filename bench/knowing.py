@@ -14,7 +14,7 @@ dia_id of the turn it comes from. Printed per conversation and overall:
 * coverage: the share of observations whose evidence turn produced at least one entry
   or goal (whatever its state now);
 * precision proxy: the share of produced items whose source turn carries an observation
-  (an item is a row; a goal counts when its table says which event it came from);
+  (an item is a row; a goal counts for the turn it was first stated in, ``goals.event_id``);
 * turns the attention gate dropped (nothing can come out of those).
 
 Entries come from the rules alone (the soul has no ``[llm]``). The file is read by this
@@ -108,9 +108,7 @@ def read_database(path: str, out: Known) -> None:
             " WHERE event_id IS NOT NULL ORDER BY id"
         ):
             out.entries.append((type_, slot, state, refs.get(event_id), value))
-        columns = {row[1] for row in db.execute("PRAGMA table_info(goals)")}
-        source = next((c for c in ("event_id", "source_event", "event") if c in columns), None)
-        sql = f"SELECT domain, state, {source or 'NULL'}, statement FROM goals ORDER BY id"
+        sql = "SELECT domain, state, event_id, statement FROM goals ORDER BY id"
         for domain, state, event_id, statement in db.execute(sql):
             out.goals.append((domain, state, refs.get(event_id), statement))
 
