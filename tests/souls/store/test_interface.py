@@ -127,12 +127,54 @@ async def test_a_repeated_ref_is_found_and_fails_its_whole_batch(store: SoulStor
     assert await store.known_refs(["r-2"]) == {"r-2": (3, 0.5)}
 
 
-async def test_counters_are_upserted(store: SoulStore) -> None:
+async def test_many_events_in_one_append(store: SoulStore) -> None:
+    # More rows than one statement binds on SQLite (souls.store.bulk); COPY on PostgreSQL.
+    count = 2500
+    ids = await store.append([new_event(f"note number {i}", f"r-{i}") for i in range(count)])
+    assert ids == list(range(1, count + 1))
+    assert len(await store.search(fts_match(tokens("number")), 3)) == 3
+    asked = [f"r-{i}" for i in range(0, 2 * count, 2)]  # every other one stored
+    assert await store.known_refs(asked) == {f"r-{i}": (i + 1, 0.5) for i in range(0, count, 2)}
+    (last,) = await store.hits([(count, 1.0)])
+    assert (last.text, last.ref) == (f"note number {count - 1}", f"r-{count - 1}")
+
+
+async def test_every_field_comes_back(store: SoulStore) -> None:
+    event = NewEvent(
+        ref="r-1", kind="voice", channel="telegram", sender="ada", group="team", mentioned=True,
+        session="s-9", ts=T0 - 60, recorded=T0, salience=0.9, text="Deploy at noon",
+        doc=fts_document("Deploy at noon"), surprise=0.25, person="Ada Lovelace",
+    )  # fmt: skip
+    await store.append([event])
+    (found,) = await store.candidates(fts_match(["deploy"]), 5)
+    # A transcribed event's memory is recalled as "voice".
+    assert (found.kind, found.text, found.salience, found.ref, found.event_id) == (
+        "voice", "Deploy at noon", 0.9, "r-1", 1
+    )  # fmt: skip
+    assert (found.sender, found.person, found.ts, found.created) == ("ada", "Ada Lovelace",
+                                                                     T0 - 60, T0)  # fmt: skip
+    assert await store.speakers() == {"ada", "Ada Lovelace"}
+    assert await store.within([1], Scope(sender="Ada Lovelace", kind="voice")) == {1}
+    assert await store.within([1], Scope(session="s-8")) == set()
+
+
+async def test_penalties_lower_salience_never_below_zero(store: SoulStore) -> None:
+    await store.append([new_event("one", salience=0.5), new_event("two", salience=0.5)])
+    await store.flush(Changes(penalties={1: 0.2, 2: 0.9}, recalled={1}), now=T0)
+    hits = await store.hits([(1, 1.0), (2, 1.0)])
+    assert [h.salience for h in hits] == [pytest.approx(0.3), 0.0]
+
+
+async def test_counters_are_upserted_and_persist(store: SoulStore, opener: Opener) -> None:
     await store.flush(Changes(counters=Counter({"dropped.attention": 2})), now=1.0)
     await store.append(
         [new_event("x")], Changes(counters=Counter({"dropped.attention": 3, "other": 1}))
     )
     assert await store.counters() == {"dropped.attention": 5, "other": 1}
+    await store.close()
+    again = await opener()
+    await again.flush(Changes(counters=Counter({"other": 1})), now=2.0)
+    assert await again.counters() == {"dropped.attention": 5, "other": 2}
 
 
 async def test_search_orders_by_score_and_reads_the_memory(store: SoulStore) -> None:
@@ -301,3 +343,20 @@ def test_match_terms_reads_back_fts_match_and_nothing_else() -> None:
     for bad in ["cat", '"cat" AND "dog"', '"cat" OR', 'doc : ("cat")', '"cat" NEAR "dog"']:
         with pytest.raises(ValueError, match="quoted terms"):
             match_terms(bad)
+
+
+async def test_postgres_refuses_the_derived_rows_it_cannot_store_yet(pg_dsn: str) -> None:
+    # Never silently dropped: the whole write is refused, nothing of it kept.
+    pool = await asyncpg.create_pool(pg_dsn, min_size=1, max_size=2)
+    try:
+        store = await PgStore.open(pool, "alpha")
+        with pytest.raises(NotImplementedError, match="edges, gaps"):
+            await store.append(
+                [new_event("kept?")],
+                Changes(edges=Counter({(1, 2): 1.0}), gaps=[("x", "y")]),
+                now=T0,
+            )
+        assert await store.counts() == StoreCounts(events=0, memories=0, hidden=0)
+        assert await store.append([new_event("next")]) == [1]
+    finally:
+        await pool.close()
