@@ -16,7 +16,7 @@ import itertools
 import math
 import os
 import select
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -26,9 +26,10 @@ import anyio.abc
 
 from soupd._calls import Call, calls, method_signature
 from soupd._errors import ClientTimeout, ConnectionLost, DaemonNotRunning, SoupdError
+from soupd._imports import ImportPlan
 from soupd._paths import find_socket
 from soupd._sync import DEFAULT_TIMEOUT, ClientStatistics
-from soupd._types import Output
+from soupd._types import ImportResult, Output
 from soupd._wire import MAX_REPLY_BYTES, Frames, Reply, decode_output, encode_request
 
 __all__ = ["AsyncClient", "AsyncSubscription"]
@@ -306,8 +307,22 @@ class AsyncClient:
         params = {"souls": souls or [], "kinds": kinds or [], "buffer": buffer}
         return AsyncSubscription(self.path, params, timeout, self.max_reply_bytes)
 
+    # The same timeout= as every method's: it bounds each request, not the whole import.
+    async def import_events(
+        self,
+        soul: str,
+        events: Iterable[Mapping[str, Any]],
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> ImportResult:
+        """Store many events (each a mapping of :meth:`push`'s fields, ``text`` required)
+        in requests of at most 2000 events and 512 KiB; the result sums them, each
+        rejection naming the event's position in ``events``. ``timeout`` bounds each
+        request."""
+        plan = ImportPlan(soul, events, timeout)
+        return plan.merge([await self._run(call) for call in plan.calls])
+
     push = _method(calls.push)
-    import_events = _method(calls.import_events)
     recall = _method(calls.recall)
     context = _method(calls.context)
     why = _method(calls.why)

@@ -42,7 +42,7 @@ from soupd._types import (
     Why,
 )
 
-__all__ = ["Call", "When", "calls", "method_signature"]
+__all__ = ["Call", "When", "calls", "import_result", "method_signature", "when"]
 
 T = TypeVar("T")
 # A time: Unix seconds, ISO 8601 text (UTC when it has no zone), or a datetime.
@@ -94,7 +94,7 @@ class _Souls(msgspec.Struct, frozen=True):
 
 _items, _goals = _of(_Items), _of(_Goals)
 _persons, _souls = _of(_Persons), _of(_Souls)
-_push, _import = _of(PushResult), _of(ImportResult)
+_push, import_result = _of(PushResult), _of(ImportResult)
 _context, _why, _forget = _of(Context), _of(Why), _of(ForgetResult)
 _memory, _page, _updated = _of(Memory), _of(MemoryPage), _of(MemoryUpdated)
 _claims, _claim_change = _of(Claims), _of(ClaimChange)
@@ -118,7 +118,7 @@ def _soul_list(raw: msgspec.Raw) -> list[Soul]:
     return _souls(raw).souls
 
 
-def _when(value: When | None) -> float | str | None:
+def when(value: When | None) -> float | str | None:
     if isinstance(value, datetime):
         return value.isoformat()
     return value
@@ -156,16 +156,9 @@ class _Calls:
             group=group,
             mentioned=mentioned,
             ref=ref,
-            ts=_when(ts),
+            ts=when(ts),
         )
         return Call("event.push", params, _push, retry=ref is not None, timeout=timeout)
-
-    def import_events(
-        self, soul: str, events: Iterable[Mapping[str, Any]], *, timeout: float | None = None
-    ) -> Call[ImportResult]:
-        listed = [{k: _when(v) if k == "ts" else v for k, v in event.items()} for event in events]
-        keyed = all(e.get("ref") is not None or e.get("ts") is not None for e in listed)
-        return Call("event.import", {"soul": soul, "events": listed}, _import, keyed, timeout)
 
     def recall(
         self,
@@ -189,8 +182,8 @@ class _Calls:
             sender=sender,
             session=session,
             kind=kind,
-            since=_when(since),
-            until=_when(until),
+            since=when(since),
+            until=when(until),
         )
         return Call("recall", params, _hits, retry=True, timeout=timeout)
 
@@ -226,7 +219,7 @@ class _Calls:
             soul=soul,
             ref=ref,
             match=match,
-            before=_when(before),
+            before=when(before),
             all=all or None,
             dry_run=dry_run or None,
         )
@@ -252,8 +245,8 @@ class _Calls:
             sender=sender,
             session=session,
             kind=kind,
-            since=_when(since),
-            until=_when(until),
+            since=when(since),
+            until=when(until),
         )
         return Call("memory.list", params, _page, retry=True, timeout=timeout)
 
@@ -357,7 +350,7 @@ class _Calls:
     def remind(
         self, soul: str, text: str, at: When, *, timeout: float | None = None
     ) -> Call[Tasks]:
-        params = {"soul": soul, "text": text, "at": _when(at)}
+        params = {"soul": soul, "text": text, "at": when(at)}
         return Call("task.add", params, _tasks, retry=False, timeout=timeout)
 
     def tasks(self, soul: str, *, timeout: float | None = None) -> Call[Tasks]:

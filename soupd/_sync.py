@@ -16,7 +16,7 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -24,8 +24,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from soupd._calls import Call, calls, method_signature
 from soupd._errors import ClientTimeout, ConnectionLost, DaemonNotRunning, SoupdError
+from soupd._imports import ImportPlan
 from soupd._paths import find_socket
-from soupd._types import Output
+from soupd._types import ImportResult, Output
 from soupd._wire import MAX_REPLY_BYTES, Frames, Reply, decode_output, encode_request
 
 __all__ = ["Client", "ClientStatistics", "Subscription"]
@@ -245,8 +246,17 @@ class Client:
         params = {"souls": souls or [], "kinds": kinds or [], "buffer": buffer}
         return Subscription(self.path, params, timeout, self.max_reply_bytes)
 
+    def import_events(
+        self, soul: str, events: Iterable[Mapping[str, Any]], *, timeout: float | None = None
+    ) -> ImportResult:
+        """Store many events (each a mapping of :meth:`push`'s fields, ``text`` required)
+        in requests of at most 2000 events and 512 KiB; the result sums them, each
+        rejection naming the event's position in ``events``. ``timeout`` bounds each
+        request."""
+        plan = ImportPlan(soul, events, timeout)
+        return plan.merge([self._run(call) for call in plan.calls])
+
     push = _method(calls.push)
-    import_events = _method(calls.import_events)
     recall = _method(calls.recall)
     context = _method(calls.context)
     why = _method(calls.why)

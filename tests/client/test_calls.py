@@ -69,6 +69,27 @@ def test_import_and_forget(client: Any) -> None:
     ]
 
 
+def test_a_large_import_is_cut_into_requests_and_summed(client: Any) -> None:
+    """4500 events of about 300 bytes: over the daemon's 1 MiB frame cap in one request,
+    so three requests of at most 2000; the rejections keep their place in the list."""
+    events: list[dict[str, Any]] = [
+        {"text": f"import line {n}: " + "lorem ipsum dolor " * 15, "ref": f"imp-{n}"}
+        for n in range(4500)
+    ]
+    events[10] = {"text": ""}
+    events[4321] = {"text": "   ", "ref": "blank"}
+    events[2500] = {"text": "x" * 600_000}  # refused before sending: no request holds it
+    result = client.import_events("alpha", events)
+    assert (result.stored, result.rejected) == (4497, 3)
+    assert [(r.index, r.code) for r in result.reasons] == [
+        (10, "hygiene.empty"),
+        (2500, "frame_too_large"),
+        (4321, "hygiene.empty"),
+    ]
+    again = client.import_events("alpha", events[:100])
+    assert (again.stored, again.duplicate, again.rejected) == (0, 99, 1)
+
+
 def test_claims_goals_persons_reminders(client: Any) -> None:
     stated = client.add_claim("alpha", "prefers tea over coffee")
     assert isinstance(stated, soupd.ClaimChange)
