@@ -425,9 +425,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "0017_goal_source",
         """
         -- The event a goal was first read from (souls/knowledge/goal_merge.py; NULL for a
-        -- goal stated through goal.update, or stored before this column): what a bench
-        -- credits the goal to, and what forget finds it by besides its words. An event
-        -- that goes leaves its goals unsourced, never dangling.
+        -- goal stated through goal.update, or stored before this column): the turn a
+        -- bench credits the goal to. Forget finds a goal by its words (its statement is a
+        -- piece of that turn); an event that goes leaves no dangling id behind.
         ALTER TABLE goals ADD COLUMN event_id INTEGER REFERENCES events (id) ON DELETE SET NULL;
         CREATE INDEX goals_event ON goals (event_id) WHERE event_id IS NOT NULL;
         """,
