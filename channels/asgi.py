@@ -4,7 +4,7 @@ Shared by the HTTP API (:mod:`channels.http_api`) and the webhook channel
 (:mod:`channels.webhook`). :func:`serve` guarantees:
 
 * No thread, no process, no signal handler of uvicorn's (the daemon owns SIGTERM and
-  SIGHUP), no lifespan, no log configuration: uvicorn's own lines stay at warnings.
+  SIGHUP), no lifespan, no log configuration: only uvicorn's errors are logged.
 * The listening socket is bound before anything is served: an address in use raises
   :class:`OSError` from :func:`serve` itself, and ``on_listening`` is told the address
   (with the port picked when 0 was asked for).
@@ -145,7 +145,9 @@ async def serve(
             app,
             lifespan="off",
             log_config=None,
-            log_level=logging.WARNING,
+            # uvicorn warns once per refused or malformed request: a flood of them must
+            # not flood the log (each request has its own http.request line anyway).
+            log_level=logging.ERROR,
             access_log=False,
             http="h11",
             ws="none",

@@ -368,3 +368,25 @@ def test_a_stream_ends_cleanly_when_the_daemon_stops(api: Api) -> None:
     assert api.daemon.stop() == 0
     reader.join(15)
     assert ended == ["ended"]
+
+
+def test_a_body_that_does_not_arrive_is_408(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.write_config("[http]\nport = 0\nbody_timeout = 0.5\n")
+    daemon = start_soupd()
+    with Api(daemon) as api:
+        host, port = api.base.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=15) as conn:
+            head = (
+                "POST /v1/souls/default/events HTTP/1.1\r\nHost: soupd\r\n"
+                f"Authorization: Bearer {api.token}\r\nContent-Length: 100\r\n\r\n"
+            )
+            conn.sendall(head.encode() + b'{"text": "and then noth')
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                chunk = conn.recv(65536)
+                assert chunk, answer
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        # The daemon serves on, and nothing was stored.
+        assert api.ok("/v1/souls/default/events", {"text": "in one piece"})["status"] == "stored"
+        assert daemon.counts("default")[0] == 1
