@@ -8,10 +8,12 @@ transaction-level advisory lock while it applies, so one migrates and the others
 then find nothing left to do.
 
 The full-text index is not PostgreSQL's (``tsvector``/``ts_rank`` is not BM25 and its
-parser is not soupd's): ``memory_index`` keeps each memory's tokens from
-:mod:`souls.text.tokenize` as a term array (its own text, ``terms``; its neighbouring
-turns', ``context``) under GIN indexes, and ``term_stats``/``index_stats`` the
-statistics BM25 needs, kept current by the store in the same transaction as the rows.
+parser is not soupd's): ``memory_index`` keeps each memory's documents from
+:mod:`souls.text.tokenize` (its own text, its neighbouring turns'), ``postings`` the
+inverted index of their tokens (per term and row: occurrences in the own text and in
+the context, the row's length), and ``term_stats``/``index_stats`` the statistics BM25
+needs, all kept current by the store in the same transaction as the rows. (0001 kept
+term arrays under GIN indexes instead; 0002 replaced them.)
 """
 
 from __future__ import annotations
@@ -140,19 +142,32 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
-        "0002_term_counts",
+        "0002_postings",
         """
-        -- Each row's term counts, {term: occurrences}, in its own text and in its context:
-        -- scoring looks a term up in these instead of scanning the arrays (which stay,
-        -- for the GIN indexes that find the rows).
-        ALTER TABLE memory_index ADD COLUMN own_counts jsonb, ADD COLUMN near_counts jsonb;
-        UPDATE memory_index SET
-            own_counts = (SELECT coalesce(jsonb_object_agg(t, n), '{}') FROM
-                          (SELECT t, count(*) AS n FROM unnest(terms) AS t GROUP BY t) AS c),
-            near_counts = (SELECT coalesce(jsonb_object_agg(t, n), '{}') FROM
-                           (SELECT t, count(*) AS n FROM unnest(context) AS t GROUP BY t) AS c);
-        ALTER TABLE memory_index ALTER COLUMN own_counts SET NOT NULL,
-            ALTER COLUMN near_counts SET NOT NULL;
+        -- The inverted index: one posting per (term, row holding it), with the term's
+        -- occurrences in the row's own text and in its context, and the row's length.
+        -- A search reads the postings of its terms only (rather than scoring every row
+        -- whose arrays overlap the query: five times faster on LoCoMo, same scores);
+        -- the term arrays and their GIN indexes go.
+        CREATE TABLE postings (
+            soul      integer NOT NULL,
+            term      text NOT NULL,
+            memory_id bigint NOT NULL,
+            own       integer NOT NULL,
+            near      integer NOT NULL,
+            length    integer NOT NULL,
+            PRIMARY KEY (soul, term, memory_id)
+        );
+        CREATE INDEX postings_memory ON postings (soul, memory_id);
+        INSERT INTO postings (soul, term, memory_id, own, near, length)
+        SELECT i.soul, t.term, i.memory_id,
+               cardinality(array_positions(i.terms, t.term)),
+               cardinality(array_positions(i.context, t.term)), i.length
+        FROM memory_index AS i,
+             LATERAL (SELECT DISTINCT unnest(i.terms || i.context) AS term) AS t;
+        DROP INDEX memory_index_terms;
+        DROP INDEX memory_index_context;
+        ALTER TABLE memory_index DROP COLUMN terms, DROP COLUMN context;
         """,
     ),
 )

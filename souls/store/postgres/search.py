@@ -1,4 +1,4 @@
-"""Exact BM25 on PostgreSQL: FTS5's ``bm25()``, computed over a term-array index.
+"""Exact BM25 on PostgreSQL: FTS5's ``bm25()``, computed over an inverted index.
 
 The SQLite store ranks with FTS5's ``bm25()`` (:mod:`souls.store.store`): k1 = 1.2,
 b = 0.75; idf = ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6, where N is the index's
@@ -8,7 +8,8 @@ count every column; a term's frequency in a row adds 1 for each instance in the 
 text and the context's weight for each in the neighbouring turns. This module does the
 same sum, in the same order, in double precision, so that both stores rank the same
 rows the same way (bench/pg_overlap.py measures it): the idf is worked out here from
-``term_stats`` with :func:`math.log` (C's ``log``, as FTS5's), the per-row part in SQL.
+``term_stats`` with :func:`math.log` (C's ``log``, as FTS5's), the per-row part in SQL
+over the ``postings`` of the query's terms.
 
 What the store is asked to match is what :func:`souls.text.tokenize.fts_match` makes:
 quoted terms joined by ``OR``. :func:`match_terms` reads exactly that back and refuses
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 from souls.store.bm25 import K1, B
 
-__all__ = ["Query", "match_terms", "plan"]
+__all__ = ["Query", "match_terms", "own_sql", "plan", "ranked_sql"]
 
 _IDF_FLOOR = 1e-6
 _TERM = re.compile(r'"((?:[^"]|"")*)"')
@@ -81,52 +82,54 @@ def plan(
     return Query(list(terms), idfs, average, weight, context_weight is not None)
 
 
-def score_sql(query: Query, first: int) -> tuple[str, str, list[object]]:
-    """SQL for a ``memory_index AS i`` row's BM25 for ``query``: a LATERAL subquery
-    ``f`` of the terms' frequencies in the row (each worked out once), the score
-    expression over it, and their parameters, numbered from ``$first``. The terms are
-    summed one after another from 0.0, as FTS5 does (a plain expression, no aggregate)."""
-    avg, k1, k1p, b, omb, w = (f"${first + n}::float8" for n in range(6))
-    params: list[object] = [query.average, K1, K1 + 1.0, B, 1 - B]
+def ranked_sql(
+    query: Query, first: int, where: Sequence[str], descending_ids: bool
+) -> tuple[str, list[object]]:
+    """A SELECT of (memory id, BM25) of the soul ``$1``'s rows matching ``query``, best
+    first, ties broken by id (``descending_ids``: the later stored first), as many as
+    the parameter after the returned ones says; the query's parameters are numbered
+    from ``$first``. ``where``: further conditions on ``p.memory_id``.
+
+    Only the postings of the query's terms are read; a row's score sums its terms'
+    shares in the query's order (``ORDER BY q.n``), each term it lacks adding nothing,
+    as FTS5's 0.0 does. A term's frequency: its own occurrences, plus the context
+    weight added once per occurrence in the context (soupd_tf; no loop for one or none).
+    Without the context, a row matches by its own text only (``own > 0``)."""
+    terms, idfs, avg, k1, k1p, b, omb, w = (f"${first + n}" for n in range(8))
+    params: list[object] = [query.terms, query.idfs, query.average, K1, K1 + 1.0, B, 1 - B]
     if query.context:
         params.append(query.weight)
-    norm = f"({k1} * ({omb} + {b} * i.length / {avg}))"
-    frequencies: list[str] = []
-    counts: list[tuple[str, str]] = []
-    parts = []
-    for n, (term, idf) in enumerate(zip(query.terms, query.idfs, strict=True), start=1):
-        t, weight = f"${first + len(params)}::text", f"${first + len(params) + 1}::float8"
-        params += [term, idf]
-        own = f"coalesce((i.own_counts ->> {t})::integer, 0)"
-        if query.context:
-            near = f"coalesce((i.near_counts ->> {t})::integer, 0)"
-            counts.append((own, near))
-            frequencies.append(
-                f"CASE WHEN k.near[{n}] < 2 THEN k.own[{n}] + k.near[{n}] * {w}"
-                f" ELSE soupd_tf(k.own[{n}], k.near[{n}], {w}) END"
-            )
-        else:
-            frequencies.append(f"{own}::float8")
-        parts.append(f"{weight} * ((f.tf[{n}] * {k1p}) / (f.tf[{n}] + {norm}))")
-    # OFFSET 0 keeps each LATERAL a subquery of its own: pulled up into the outer query,
-    # its array would be built again at every reference (terms² lookups a row).
-    lateral = f"LATERAL (SELECT ARRAY[{', '.join(frequencies)}]::float8[] AS tf OFFSET 0) AS f"
-    if counts:
-        # The context's counts first, each looked up once; one instance or none needs no
-        # loop for FTS5's sum (own + weight is it), soupd_tf does the rest.
-        own_counts = ", ".join(own for own, _ in counts)
-        near_counts = ", ".join(near for _, near in counts)
-        lateral = (
-            f"LATERAL (SELECT ARRAY[{own_counts}] AS own, ARRAY[{near_counts}] AS near"
-            " OFFSET 0) AS k,"
-            f" {lateral}"
+        tf = (
+            f"CASE WHEN near < 2 THEN own + near * {w}::float8"
+            f" ELSE soupd_tf(own, near, {w}::float8) END"
         )
-    return lateral, f"(0.0::float8 + {' + '.join(parts)})", params
+        matched = ""
+    else:
+        tf = "own::float8"
+        matched = " AND own > 0"
+    conditions = f"WHERE {' AND '.join(where)}" if where else ""
+    order = "DESC" if descending_ids else "ASC"
+    sql = f"""
+        SELECT p.memory_id,
+               sum(q.idf * ((p.tf * {k1p}::float8)
+                            / (p.tf + {k1}::float8 * ({omb}::float8 + {b}::float8 * p.length
+                                                     / {avg}::float8)))
+                   ORDER BY q.n) AS score
+        FROM unnest({terms}::text[], {idfs}::float8[]) WITH ORDINALITY AS q (term, idf, n)
+        CROSS JOIN LATERAL (SELECT memory_id, length, {tf} AS tf FROM postings
+                            WHERE soul = $1 AND term = q.term{matched}) AS p
+        {conditions}
+        GROUP BY p.memory_id
+        ORDER BY score DESC, p.memory_id {order}
+        LIMIT ${first + len(params)}
+    """
+    return sql, params
 
 
-def matches_sql(query: Query, terms: str) -> str:
-    """The condition that a ``memory_index AS i`` row matches any of the terms in the
-    parameter ``terms`` (own text, or any column when ``query`` counts the context)."""
-    if query.context:
-        return f"(i.terms && {terms}::text[] OR i.context && {terms}::text[])"
-    return f"i.terms && {terms}::text[]"
+def own_sql(param: int) -> str:
+    """The condition that ``p.memory_id``'s own text holds any of the terms in the
+    parameter ``$param``."""
+    return (
+        "p.memory_id IN (SELECT memory_id FROM postings WHERE soul = $1"
+        f" AND term = ANY(${param}::text[]) AND own > 0)"
+    )

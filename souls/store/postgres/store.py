@@ -28,13 +28,12 @@ from collections.abc import Sequence
 
 import anyio
 import asyncpg
-import msgspec
 
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
 from souls.store.postgres.schema import migrate
-from souls.store.postgres.search import match_terms, matches_sql, plan, score_sql
+from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts
 
 __all__ = ["PgStore", "soul_id"]
@@ -120,8 +119,8 @@ class _Delta:
 _EVENT_COLUMNS = ["soul", "id", "ref", "kind", "channel", "sender", "grp", "mentioned",
                   "session", "ts", "recorded", "salience", "text", "person"]  # fmt: skip
 _MEMORY_COLUMNS = ["soul", "id", "kind", "event_id", "text", "salience", "created", "surprise"]
-_INDEX_COLUMNS = ["soul", "memory_id", "doc", "prior", "later", "terms", "context", "length",
-                  "own_counts", "near_counts"]  # fmt: skip
+_INDEX_COLUMNS = ["soul", "memory_id", "doc", "prior", "later", "length"]
+_POSTING_COLUMNS = ["soul", "term", "memory_id", "own", "near", "length"]
 
 
 def _event_record(soul: int, event_id: int, e: NewEvent) -> tuple[object, ...]:
@@ -135,15 +134,16 @@ def _memory_record(soul: int, memory_id: int, event_id: int, e: NewEvent) -> tup
 
 def _index_row(soul: int, row: Row) -> tuple[object, ...]:
     """A row of memory_index, in the order of _INDEX_COLUMNS."""
-    context = f"{row.prior} {row.later}".split()
-    terms = row.doc.split()
-    return (soul, row.memory_id, row.doc, row.prior, row.later, terms, context,
-            len(terms) + len(context), _counts(terms), _counts(context))  # fmt: skip
+    return (soul, row.memory_id, row.doc, row.prior, row.later, len(row.tokens()))
 
 
-def _counts(tokens: list[str]) -> str:
-    """A jsonb {term: occurrences} of ``tokens``, as text (asyncpg's codec for jsonb)."""
-    return msgspec.json.encode(Counter(tokens)).decode()
+def _postings(soul: int, row: Row) -> list[tuple[object, ...]]:
+    """The row's postings, in the order of _POSTING_COLUMNS: one per distinct term."""
+    own = Counter(row.doc.split())
+    near = Counter(f"{row.prior} {row.later}".split())
+    length = own.total() + near.total()
+    return [(soul, term, row.memory_id, own[term], near[term], length)
+            for term in own | near]  # fmt: skip
 
 
 def _join(docs: Sequence[str]) -> str:
@@ -242,6 +242,11 @@ class PgStore:
                         records=[_index_row(soul, row) for row in rows],
                         columns=_INDEX_COLUMNS,
                     )
+                    await db.copy_records_to_table(
+                        "postings",
+                        records=[p for row in rows for p in _postings(soul, row)],
+                        columns=_POSTING_COLUMNS,
+                    )
                     for row in rows:
                         delta.add(row)
                     await self._rewrite(db, rewritten, delta)
@@ -299,13 +304,22 @@ class PgStore:
         if not rewritten:
             return
         await db.executemany(
-            "UPDATE memory_index SET prior = $3, later = $4, context = $5, length = $6,"
-            " near_counts = $7::jsonb WHERE soul = $1 AND memory_id = $2",
+            "UPDATE memory_index SET prior = $3, later = $4, length = $5"
+            " WHERE soul = $1 AND memory_id = $2",
             [
-                (self.soul, new.memory_id, *row[3:5], *row[6:8], row[9])
+                (self.soul, new.memory_id, new.prior, new.later, len(new.tokens()))
                 for _, new in rewritten
-                for row in (_index_row(self.soul, new),)
             ],
+        )
+        await db.execute(
+            "DELETE FROM postings WHERE soul = $1 AND memory_id = ANY($2::bigint[])",
+            self.soul,
+            [new.memory_id for _, new in rewritten],
+        )
+        await db.copy_records_to_table(
+            "postings",
+            records=[p for _, new in rewritten for p in _postings(self.soul, new)],
+            columns=_POSTING_COLUMNS,
         )
         for old, new in rewritten:
             delta.replace(old, new)
@@ -381,6 +395,11 @@ class PgStore:
                 )
                 for r in gone:
                     delta.add(Row(int(r[0]), r[1], r[2], r[3]), -1)
+                await db.execute(
+                    "DELETE FROM postings WHERE soul = $1 AND memory_id = ANY($2::bigint[])",
+                    soul,
+                    memory_ids,
+                )
                 await db.execute(
                     "DELETE FROM memories WHERE soul = $1 AND id = ANY($2::bigint[])",
                     soul,
@@ -523,26 +542,17 @@ class PgStore:
                 )
             }
             query = plan(terms, df, documents, tokens, context_weight)
-            lateral, score, args = score_sql(query, 3)
-            where = [matches_sql(query, "$2")]
-            params: list[object] = [self.soul, terms, *args]
+            params: list[object] = [self.soul]
+            where: list[str] = []
             if own is not None:
                 params.append(match_terms(own))
-                where.append(f"i.terms && ${len(params)}::text[]")
+                where.append(own_sql(len(params)))
             if scope:
                 inner, scoped = _scope_sql(scope, len(params) + 1)
                 params += scoped
-                where.append(f"i.memory_id IN ({inner})")
-            params.append(limit)
-            order = "DESC" if descending_ids else "ASC"
-            rows = await db.fetch(
-                f"""
-                SELECT i.memory_id, {score} AS score FROM memory_index AS i, {lateral}
-                WHERE i.soul = $1 AND {" AND ".join(where)}
-                ORDER BY score DESC, i.memory_id {order} LIMIT ${len(params)}
-                """,
-                *params,
-            )
+                where.append(f"p.memory_id IN ({inner})")
+            sql, args = ranked_sql(query, len(params) + 1, where, descending_ids)
+            rows = await db.fetch(sql, *params, *args, limit)
         return [(int(m), float(s)) for m, s in rows]
 
     async def within(self, memory_ids: Sequence[int], scope: Scope) -> set[int]:
