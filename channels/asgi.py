@@ -8,6 +8,9 @@ Shared by the HTTP API (:mod:`channels.http_api`) and the webhook channel
 * The listening socket is bound before anything is served: an address in use raises
   :class:`OSError` from :func:`serve` itself, and ``on_listening`` is told the address
   (with the port picked when 0 was asked for).
+* A connection must complete its first request head within ``head_timeout`` seconds,
+  or it is closed: a client that connects and trickles (or sends nothing) holds no
+  connection slot for long.
 * Cancelling :func:`serve` stops it gracefully: no new connection is taken, requests in
   hand may finish within ``grace`` seconds, then what is left is cancelled.
 
@@ -17,6 +20,7 @@ oversized or trickled body costs at most ``limit`` bytes and ``timeout`` seconds
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import socket
@@ -28,6 +32,7 @@ import anyio
 import uvicorn
 from starlette.requests import Request
 from starlette.types import Scope
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = ["BodyTimeout", "BodyTooLarge", "log_request", "read_body", "serve"]
 
@@ -101,6 +106,45 @@ class _Server(uvicorn.Server):
         yield
 
 
+class _Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for a connection's first request head
+    (uvicorn bounds the wait between requests, not the one before the first)."""
+
+    head_timeout = 30.0
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_timer = self.loop.call_later(self.head_timeout, self._head_overdue)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._begun():  # a request's head is in: uvicorn's own timers take over
+            self._stop_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_timer()
+        super().connection_lost(exc)
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_overdue(self) -> None:
+        self._head_timer = None
+        if not self._begun() and not self.transport.is_closing():
+            self.transport.close()
+
+    def _begun(self) -> bool:
+        # uvicorn types ``cycle`` as always set; it is None until the first request head.
+        return getattr(self, "cycle", None) is not None
+
+
+def _protocol(head_timeout: float) -> type[H11Protocol]:
+    return type("_Protocol", (_Protocol,), {"head_timeout": head_timeout})
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on sockets that say so, and
@@ -131,6 +175,7 @@ async def serve(
     on_stopping: Callable[[], None] | None = None,
     max_connections: int | None = None,
     keep_alive: int = 5,
+    head_timeout: float = 30.0,
     grace: float = _GRACE,
 ) -> None:
     """Serve ``app`` on ``host:port`` until cancelled (see the module docstring).
@@ -149,7 +194,7 @@ async def serve(
             # not flood the log (each request has its own http.request line anyway).
             log_level=logging.ERROR,
             access_log=False,
-            http="h11",
+            http=_protocol(head_timeout),
             ws="none",
             interface="asgi3",
             proxy_headers=False,

@@ -156,6 +156,7 @@ class HttpApi:
                         on_listening=self._listening(task_status),
                         on_stopping=self.streams.close,
                         max_connections=self.settings.max_connections,
+                        head_timeout=self.settings.body_timeout,
                     )
                 except OSError as exc:
                     if self.state == "up":

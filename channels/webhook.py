@@ -42,7 +42,7 @@ from souls.events import EventIn
 
 __all__ = ["WebhookChannel"]
 
-# A request's body must arrive within this many seconds.
+# A request's head, and then its body, must each arrive within this many seconds.
 _REQUEST_SECONDS = 30.0
 
 
@@ -92,7 +92,9 @@ class WebhookChannel(Channel):
         if c.secret_env is not None or c.secret_file is not None:
             secret = await read_secret(c.name, "secret", c.secret_env, c.secret_file)
         self._secret = secret.encode() if secret is not None else None
-        await serve(self.app, c.host, c.port, on_listening=self._listening)
+        await serve(
+            self.app, c.host, c.port, on_listening=self._listening, head_timeout=_REQUEST_SECONDS
+        )
 
     def _listening(self, address: str) -> None:
         self.address = address

@@ -390,3 +390,16 @@ def test_a_body_that_does_not_arrive_is_408(soupd_home: Home, start_soupd: Start
         # The daemon serves on, and nothing was stored.
         assert api.ok("/v1/souls/default/events", {"text": "in one piece"})["status"] == "stored"
         assert daemon.counts("default")[0] == 1
+
+
+def test_a_connection_that_sends_no_request_is_closed(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.write_config("[http]\nport = 0\nbody_timeout = 0.5\n")
+    daemon = start_soupd()
+    with Api(daemon) as api:
+        host, port = api.base.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=15) as silent:
+            silent.sendall(b"POST /v1/souls/default/events HTTP/1.1\r\nHost: so")
+            assert silent.recv(65536) == b""  # closed by the daemon, not by the timeout
+        assert api.ok("/v1/souls/default/events", {"text": "served on"})["status"] == "stored"
