@@ -127,7 +127,8 @@ class HttpConfig(_Section, frozen=True):
     token_file: str | None = None
     # Seconds a request waits for its answer; then 504 (it may still be carried out).
     request_timeout: float = 120.0
-    # Seconds a request body may take to arrive; then 408.
+    # Seconds a connection's first request head may take to arrive (then it is closed),
+    # and a request body (then 408).
     body_timeout: float = 30.0
     # Connections and requests served at once; more are answered 503.
     max_connections: int = 256
