@@ -16,7 +16,9 @@ being the content of the token file (:mod:`channels.http_token`). Invariants:
 * One log line per request (``http.request``: method, route, status, ms, peer; never a
   body or the token): at info when it failed, at debug otherwise.
 * Not being able to listen (the port taken) does not stop the daemon: it is logged,
-  shown in ``daemon.status`` and tried again with backoff.
+  shown in ``daemon.status`` and tried again with backoff. A token file others may
+  read (or not a plain file of ours) keeps the API off, logged and shown; the socket
+  serves on.
 """
 
 from __future__ import annotations
@@ -143,7 +145,16 @@ class HttpApi:
     async def run(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Serve until cancelled; ``started()`` once listening or, when the address
         cannot be bound, once that is logged (it is tried again with backoff)."""
-        self._token = await anyio.to_thread.run_sync(load_or_create_token, self.token_file)
+        try:
+            self._token = await anyio.to_thread.run_sync(load_or_create_token, self.token_file)
+        except SoupdError as error:
+            # Serving with a token others may know is worse than not serving: the API
+            # stays off until the file is fixed and the daemon restarted; the socket and
+            # the rest run on.
+            self.state, self.last_error = "failed", error.message
+            _log.error("http.token_refused", file=str(self.token_file), problem=error.message)
+            task_status.started()
+            await anyio.sleep_forever()
         self.streams.reopen()
         started = False
         try:

@@ -403,3 +403,20 @@ def test_a_connection_that_sends_no_request_is_closed(
             silent.sendall(b"POST /v1/souls/default/events HTTP/1.1\r\nHost: so")
             assert silent.recv(65536) == b""  # closed by the daemon, not by the timeout
         assert api.ok("/v1/souls/default/events", {"text": "served on"})["status"] == "stored"
+
+
+def test_a_token_file_others_may_read_keeps_the_api_off(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.write_config("[http]\nport = 0\n")
+    daemon = start_soupd()
+    token_file = soupd_home.state_dir / "http.token"
+    assert daemon.stop() == 0
+    token_file.chmod(0o644)
+    daemon = start_soupd()
+    http = daemon.result("daemon.status")["http"]
+    assert (http["state"], http["address"]) == ("failed", None)
+    assert f"chmod 600 {token_file}" in http["last_error"]
+    (refused,) = [e for e in daemon.log() if e.get("event") == "http.token_refused"]
+    assert refused["level"] == "error"
+    assert daemon.push("default", "the socket serves on")["status"] == "stored"
