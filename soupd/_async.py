@@ -77,11 +77,11 @@ class _Connection:
             ) from None
         return cls(stream, max_reply_bytes)
 
-    def stale(self) -> bool:
-        """See :meth:`soupd._sync._Connection.stale` (a poll that never blocks)."""
+    def readable(self) -> bool:
+        """Bytes (or the end) wait to be read: a poll that never blocks."""
         raw = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
         readable, _, _ = select.select([raw], [], [], 0)
-        return bool(readable or self.pending)
+        return bool(readable)
 
     async def send(self, data: bytes) -> None:
         try:
@@ -137,8 +137,15 @@ class _Pipeline:
         # Replaced by a new connection: closed by the last call still waiting on it.
         self.retired = False
 
-    def stale(self) -> bool:
-        return self.broken is not None or (not self.waiting and self.connection.stale())
+    async def usable(self) -> bool:
+        """Whether a request may be sent on it. With no call waiting, what arrived
+        meanwhile is read first: replies to calls that gave up (dropped), or the
+        daemon's reason for closing and the end (then it is not usable)."""
+        if not self.waiting:
+            while self.broken is None and self.connection.readable():
+                async with self._read_lock:
+                    await self._read()  # readable: returns without waiting
+        return self.broken is None
 
     async def call(self, request_id: int, frame: bytes) -> Reply:
         if self.broken is not None:
@@ -240,7 +247,7 @@ class AsyncClient:
     async def _connected(self) -> _Pipeline:
         async with self._connecting:
             pipeline = self._pipeline
-            if pipeline is not None and pipeline.stale():
+            if pipeline is not None and not await pipeline.usable():
                 await self._retire(pipeline)
                 self.reconnects += 1
                 pipeline = None
