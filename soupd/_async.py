@@ -179,7 +179,9 @@ class _Pipeline:
     async def _read(self) -> None:
         try:
             replies = await self.connection.read()
-        except _Broken as exc:
+        except (_Broken, SoupdError) as exc:
+            # The end, or bytes that are no reply (or one over max_reply_bytes): what
+            # follows on this connection cannot be trusted, for any call waiting.
             self._fail(exc)
             return
         for reply in replies:
@@ -240,6 +242,7 @@ class AsyncClient:
             await pipeline.connection.aclose()
 
     def statistics(self) -> ClientStatistics:
+        """Requests out on the connection now, and connections replaced so far."""
         pipeline = self._pipeline
         in_flight = len(pipeline.waiting) if pipeline is not None else 0
         return ClientStatistics(in_flight=in_flight, reconnects=self.reconnects)

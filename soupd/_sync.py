@@ -166,6 +166,7 @@ class Client:
             self._drop()
 
     def statistics(self) -> ClientStatistics:
+        """Requests out on the connection now, and connections replaced so far."""
         return ClientStatistics(in_flight=self._in_flight, reconnects=self.reconnects)
 
     def _drop(self) -> None:
