@@ -20,6 +20,7 @@ import structlog
 from souls.actor.brain import Brain
 from souls.collision.judge import BuiltinJudge, Judge, LLMJudge
 from souls.config import SoulConfig
+from souls.embed.vectors import Near
 from souls.intake.surprise import WorldModel
 from souls.llm.chat import ChatClient, LLMReflector
 from souls.mind.appraisal import appraise, with_person
@@ -258,12 +259,13 @@ class Mind:
         now: float | None = None,
         explain: bool = False,
         scope: Scope | None = None,
-        dense: dict[int, float] | None = None,
+        dense: Near | None = None,
     ) -> Recollection:
         """Recall through every layer; fire-together, recall times and retrieval-
         induced forgetting go into ``changes``. ``now``: what relative dates in the
         query count from (default: the wall clock). ``scope``: only memories within it.
-        ``dense``: the memories nearest to the query by embedding, with their cosine."""
+        ``dense``: the memories nearest to the query by embedding, with their cosine
+        and the spread of the query's cosines."""
         self._terms = await self._store.term_stats()  # kept current by the store
         now = time.time() if now is None else now
         if not self.config.cognition:

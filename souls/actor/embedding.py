@@ -39,7 +39,7 @@ from souls.actor.mailbox import Mailbox
 from souls.actor.metrics import LatencyWindow
 from souls.embed.client import Embedder, EmbedError, embedder
 from souls.embed.config import EmbeddingConfig
-from souls.embed.vectors import VectorIndex, pack, unpack
+from souls.embed.vectors import Near, VectorIndex, pack, unpack
 from souls.messages import Embedded, Message
 from souls.store.store import NewEvent, Store
 from supervisor.errors import SoupdError
@@ -279,16 +279,16 @@ class Embedding:
             self.index.dimensions = len(vectors[0])
         return vectors[0]
 
-    async def nearest(self, vector: array[float], n: int) -> dict[int, float]:
+    async def nearest(self, vector: array[float], n: int) -> Near:
         """The ``n`` memories nearest to a query's ``vector`` (from :meth:`query`) with
-        their cosine."""
+        their cosine, and the spread of its cosines over the soul."""
         started = time.perf_counter()
         if self.index.cells > _ON_LOOP_CELLS[self.index.search]:
             # A big soul's search would hold the shared loop: a worker thread does it
             # (numpy lets go of the GIL for the product).
-            found = await anyio.to_thread.run_sync(self.index.nearest, vector, n)
+            found = await anyio.to_thread.run_sync(self.index.near, vector, n)
         else:
-            found = self.index.nearest(vector, n)
+            found = self.index.near(vector, n)
         self._search_seconds += time.perf_counter() - started
         return found
 

@@ -33,6 +33,7 @@ from souls.actor.cognition import Mind
 from souls.actor.embedding import Embedding
 from souls.actor.metrics import LatencyWindow
 from souls.config import SoulConfig
+from souls.embed.vectors import Near
 from souls.knowledge.goals import activated, channel, goal_candidates
 from souls.knowledge.knowledge import Knowledge
 from souls.knowledge.navigate import memory_map
@@ -126,7 +127,7 @@ class Recollection:
         self._latency.add(time.perf_counter() - started - waited)
         return RecallResult(items)
 
-    async def _similar(self, query: str, k: int) -> tuple[dict[int, float] | None, float]:
+    async def _similar(self, query: str, k: int) -> tuple[Near | None, float]:
         """The memories nearest to ``query`` by embedding (a few per result wanted), or
         None: no embedder, nothing embedded, or it failed (a lexical recall); and the
         seconds spent waiting for the query's vector."""

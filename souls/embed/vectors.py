@@ -23,9 +23,10 @@ import operator
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["VectorIndex", "pack", "unit", "unpack"]
+__all__ = ["Near", "VectorIndex", "pack", "unit", "unpack"]
 
 _SWAP = sys.byteorder != "little"
 
@@ -64,6 +65,25 @@ def _numpy() -> Any:
         return importlib.import_module("numpy")
     except ImportError:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Near:
+    """The memories nearest to a query with their cosine (best first), and how the
+    query's cosines with *every* memory of the soul spread: their mean and standard
+    deviation. A cosine means something only against that spread — models differ in
+    scale (MiniLM's related texts score 0.3-0.6, others' 0.8-0.9), and a model that does
+    not know a language scores its texts all alike — so recall weighs each by its
+    standing (:meth:`standing`, a z-score), not by its raw value."""
+
+    cosines: dict[int, float]
+    mean: float = 0.0
+    spread: float = 0.0
+
+    def standing(self, cosine: float) -> float:
+        """How many standard deviations ``cosine`` lies above the mean (0 without a
+        spread: a soul of one memory, or of identical ones)."""
+        return (cosine - self.mean) / self.spread if self.spread > 1e-9 else 0.0
 
 
 class VectorIndex:
@@ -143,24 +163,34 @@ class VectorIndex:
         """The ``n`` memories most similar to ``query`` (a unit vector) with their
         cosine, most similar first; ties to the later memory. The same answer with
         numpy or without (cosines within float32 rounding)."""
+        return self.near(query, n).cosines
+
+    def near(self, query: array[float], n: int) -> Near:
+        """:meth:`nearest`, with the spread of the query's cosines over every vector."""
         if len(query) != self.dimensions or n < 1:
-            return {}
+            return Near({})
         np = self._np
         if np is None:
             scored = [(_dot(query, v), m) for m, v in self._vectors.items()]
+            if not scored:
+                return Near({})
+            mean = math.fsum(c for c, _ in scored) / len(scored)
+            spread = math.sqrt(math.fsum((c - mean) ** 2 for c, _ in scored) / len(scored))
             scored.sort(reverse=True)
-            return {m: cosine for cosine, m in scored[:n]}
+            return Near({m: cosine for cosine, m in scored[:n]}, mean, spread)
         count = len(self._ids)
         if not count:
-            return {}
+            return Near({})
         ids = self._id_rows[:count]
         # einsum's own loop, not BLAS: OpenBLAS's threads made one product 36 ms instead
         # of 0.6 ms on a busy 2-core machine (they spin waiting for cores).
         scores = np.einsum("ij,j->i", self._matrix[:count], np.frombuffer(query, np.float32))
+        mean, spread = float(scores.mean()), float(scores.std())
         if n < count:
             # Every row scoring at least the n-th best: exact, ties included.
             cut = np.partition(scores, count - n)[count - n]
             chosen = np.flatnonzero(scores >= cut)
             ids, scores = ids[chosen], scores[chosen]
         order = np.lexsort((-ids, -scores))[:n]  # best first; ties: the later memory
-        return dict(zip(ids[order].tolist(), scores[order].astype(float).tolist(), strict=True))
+        found = dict(zip(ids[order].tolist(), scores[order].astype(float).tolist(), strict=True))
+        return Near(found, mean, spread)

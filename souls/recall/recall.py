@@ -46,6 +46,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
+from souls.embed.vectors import Near
 from souls.mind.hebbian import Associations, HebbianConfig
 from souls.recall.cues import Boosts, Cues, Factors, weigh, weigh_one
 from souls.results import Explanation, RecallItem, TermWeight
@@ -97,12 +98,18 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     # with it: the more salient memory comes first, then the more recent one.
     near_tie: float = 0.15
     near_tie_coverage: float = 0.02
-    # With [embedding] on: a memory whose embedding has a cosine c above dense_floor with
-    # the query's gains dense_weight * (c - dense_floor) / (1 - dense_floor) of what its
-    # lexical relevance leaves to 1 (never more than 1); one with no word of the query
-    # comes on that alone. No effect without vectors.
+    # With [embedding] on, a memory's semantic part is how far its cosine with the query
+    # stands above the query's cosines with every memory of the soul, in standard
+    # deviations z: 0 up to dense_z_low, 1 from dense_z_high, linear between (a cosine
+    # means something only against that spread: models differ in scale, and a model that
+    # does not know a language scores its texts alike); 0 too at a cosine not above
+    # dense_floor. The memory gains dense_weight times its part of what its lexical
+    # relevance leaves to 1; one with no word of the query comes on that alone. No
+    # effect without vectors.
     dense_weight: float = 0.45
     dense_floor: float = 0.2
+    dense_z_low: float = 1.5
+    dense_z_high: float = 4.0
 
     def __post_init__(self) -> None:
         if not 1 <= self.k <= self.max_k:
@@ -123,6 +130,8 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             raise ValueError("near_tie_coverage must be in [0, 1]")
         if not 0 <= self.dense_weight <= 1 or not -1 <= self.dense_floor < 1:
             raise ValueError("dense_weight must be in [0, 1] and dense_floor in [-1, 1)")
+        if not 0 <= self.dense_z_low < self.dense_z_high:
+            raise ValueError("dense_z_low must be >= 0 and below dense_z_high")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,13 +162,14 @@ async def recall(
     now: float = 0.0,
     explain: bool = False,
     scope: Scope | None = None,
-    dense: dict[int, float] | None = None,
+    dense: Near | None = None,
 ) -> Recollection:
     """The ``k`` best visible memories for ``query`` (plus associates), best first.
     ``now``: what relative dates ("yesterday") count from. ``explain``: each item says
     why it ranked. ``scope``: only memories within it (:class:`~souls.store.store.Scope`).
-    ``dense``: the memories nearest to the query by embedding, with their cosine (the
-    semantic layer); their similarity joins the relevance (``[recall] dense_weight``)
+    ``dense``: the memories nearest to the query by embedding, with their cosine and
+    the spread of the query's cosines (the semantic layer); their similarity, by its
+    standing in that spread, joins the relevance (``[recall] dense_weight``)
     and brings those that hold no word of the query (``via: dense``). Without it (or
     empty), recall is lexical, exactly as it was.
 
@@ -185,7 +195,7 @@ async def recall(
     asked = query_terms(query)
     terms = [term for term in asked if stats.df(term)]
     related = stats.relatives(terms, asked) if config.related_share > 0 else {}
-    if not terms and not related and not dense:
+    if not terms and not related and not (dense and dense.cosines):
         return Recollection([], [])
     measure = _Measure(stats, config, asked, related)
     cues = await Cues.read(store, query, terms, now)
@@ -222,17 +232,17 @@ async def recall(
     taken = {hit.memory_id for hit in pool}
     pool += [hit for hit in found.hits if hit.memory_id not in taken]
     semantic: dict[int, float] = {}
-    if dense:
+    if dense and dense.cosines:
         semantic = await _semantic(store, config, dense, scope)
         pool += await _dense(
-            store, config.dense_weight, pool, semantic, dense, relevance, via, cache
+            store, config.dense_weight, pool, semantic, dense.cosines, relevance, via, cache
         )
     pool = [hit for hit in pool if round(min(relevance[hit.memory_id], 1.0), 3) > 0]
     when = found.when | {
         hit.memory_id: hit.created for hit in pool if hit.memory_id not in found.when
     }
     covered = {hit.memory_id: measure.held(rows.get(hit.memory_id)).coverage for hit in pool}
-    ordered = _order(pool, relevance, covered, when, config)
+    ordered = _order(pool, relevance, covered, when, config, semantic)
     chosen_hits, rest = ordered[:k], ordered[k:]
     successors = await store.successors([h.memory_id for h in chosen_hits if h.superseded])
     chosen_hits, brought = await _succeeded(store, chosen_hits, successors, relevance, cache, scope)
@@ -295,19 +305,27 @@ async def recall(
             cited,
             when,
             successors,
-            {m: ((dense or {})[m], config.dense_weight * part) for m, part in semantic.items()},
+            {m: (dense.cosines[m], config.dense_weight * part) for m, part in semantic.items()}
+            if dense
+            else {},
         )
     shown = {memory_id: resonance.get(memory_id, 0.0) for memory_id in seeds}
     return Recollection(items, competitors, fired, created, shown)
 
 
 async def _semantic(
-    store: Store, config: RecallConfig, dense: dict[int, float], scope: Scope | None
+    store: Store, config: RecallConfig, dense: Near, scope: Scope | None
 ) -> dict[int, float]:
-    """The semantic part of each memory near the query, in (0, 1]: its cosine above
-    ``dense_floor``, over what lies above it. Within ``scope`` only."""
-    floor = config.dense_floor
-    parts = {m: (c - floor) / (1 - floor) for m, c in dense.items() if c > floor}
+    """The semantic part of each memory near the query, in (0, 1]: its cosine's
+    standing among the query's cosines, from ``dense_z_low`` (0) to ``dense_z_high``
+    (1); none at a cosine not above ``dense_floor``. Within ``scope`` only."""
+    low, high = config.dense_z_low, config.dense_z_high
+    parts = {
+        m: part
+        for m, c in dense.cosines.items()
+        if c > config.dense_floor
+        and (part := min(1.0, (dense.standing(c) - low) / (high - low))) > 0
+    }
     if scope and parts:
         inside = await store.within(list(parts), scope)
         parts = {m: part for m, part in parts.items() if m in inside}
@@ -402,11 +420,16 @@ def _order(
     coverage: dict[int, float],
     when: dict[int, float],
     config: RecallConfig,
+    semantic: dict[int, float] | None = None,
 ) -> list[Hit]:
     """``hits`` by relevance, best first. A run of hits that each hold as much of the
-    query's words as the run's first (coverage within ``near_tie_coverage``) and are
-    within ``near_tie`` of its relevance is a near-tie: in it, the more salient comes
-    first, then the one said later, then the one stored later."""
+    query's words as the run's first (coverage within ``near_tie_coverage``), as much of
+    its meaning (their semantic parts within it too) and are within ``near_tie`` of its
+    relevance is a near-tie: in it, the more salient comes first, then the one said
+    later, then the one stored later. (Without the semantic condition, memories found
+    by their embedding alone, none holding a word of the query, would all tie and the
+    latest would win over the nearest.)"""
+    meaning = semantic or {}
     ranked = sorted(hits, key=lambda hit: (-relevance[hit.memory_id], -hit.memory_id))
     out: list[Hit] = []
     start = 0
@@ -416,8 +439,10 @@ def _order(
         end = start + 1
         while end < len(ranked):
             other = ranked[end].memory_id
-            if relevance[other] < least or (
-                abs(coverage[first] - coverage[other]) > config.near_tie_coverage
+            if (
+                relevance[other] < least
+                or abs(coverage[first] - coverage[other]) > config.near_tie_coverage
+                or abs(meaning.get(first, 0.0) - meaning.get(other, 0.0)) > config.near_tie_coverage
             ):
                 break
             end += 1
@@ -826,7 +851,10 @@ def _cited(
         matches: list[tuple[float, int, list[int]]] = []
         for position, (words, ids) in enumerate(citations.lines):
             held = sum(w for term, w in evidence.items() if term in words) / whole if whole else 0.0
-            share = held if known > 0 else sum(w for t, w in idf.items() if t in words) / total
+            if known > 0:
+                share = held
+            else:  # no term of the query's own (only other forms of its words): none
+                share = sum(w for t, w in idf.items() if t in words) / total if total else 0.0
             if share >= coverage:
                 matches.append((share, position, ids))
         for share, _, ids in sorted(matches, key=lambda m: (-m[0], m[1])):

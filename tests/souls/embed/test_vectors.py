@@ -6,6 +6,7 @@ found again, the row that filled its place is found under its own id)."""
 from __future__ import annotations
 
 import random
+import statistics
 from array import array
 
 import pytest
@@ -64,6 +65,11 @@ def test_the_matrix_search_equals_brute_force_through_puts_and_drops(seed: int) 
             assert list(found) == list(slow.nearest(query, n)) == _brute(truth, query, n)
             expected = slow.nearest(query, n)
             assert all(found[m] == pytest.approx(expected[m], abs=1e-5) for m in found)
+            # The spread of the query's cosines over every vector, as recall weighs them.
+            cosines = [sum(a * b for a, b in zip(query, v, strict=True)) for v in truth.values()]
+            for near in (fast.near(query, n), slow.near(query, n)) if cosines else ():
+                assert near.mean == pytest.approx(statistics.fmean(cosines), abs=1e-5)
+                assert near.spread == pytest.approx(statistics.pstdev(cosines), abs=1e-5)
     assert len(fast) == len(slow) == len(truth)
     assert sorted(fast.ids()) == sorted(truth)
 
