@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
 import msgspec
 import pytest
 
@@ -71,3 +72,28 @@ def test_a_method_added_to_the_table_appears_by_itself() -> None:
 )
 def test_error_codes_map_to_statuses(code: str, status: int) -> None:
     assert status_of(code) == status
+
+
+def test_the_schemas_say_what_the_methods_accept() -> None:
+    """Each schema is valid JSON Schema (2020-12, as OpenAPI 3.1 uses), and a body the
+    method takes validates while one it refuses does not."""
+    methods = Methods(Registry(), dict)
+    document = openapi("0.1.0", table(methods), SubscribeParams)
+    for schema in document["components"]["schemas"].values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+    def validates(path: str, body: Any) -> bool:
+        content = document["paths"][path]["post"]["requestBody"]["content"]
+        root = {**content["application/json"]["schema"], "components": document["components"]}
+        return jsonschema.Draft202012Validator(root).is_valid(body)
+
+    recall = {"soul": "ada", "query": "boiler", "k": 3, "since": "2026-01-01T00:00:00Z"}
+    assert validates("/v1/rpc/recall", recall)
+    assert not validates("/v1/rpc/recall", {**recall, "qurey": "typo"})
+    assert not validates("/v1/rpc/recall", {"soul": "ada"})
+    assert not validates("/v1/rpc/recall", {**recall, "k": "three"})
+    # In the path's route the soul is the path's: the body goes without it.
+    assert validates("/v1/souls/{soul}/recall", {"query": "boiler"})
+    assert not validates("/v1/souls/{soul}/recall", {"query": "boiler", "extra": 1})
+    assert validates("/v1/souls/{soul}/events", {"text": "hello", "ref": "m-1"})
+    assert validates("/v1/rpc/event.import", {"soul": "ada", "events": [{"text": "a"}]})
