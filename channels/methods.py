@@ -204,6 +204,8 @@ class CrashParams(SoulParams, frozen=True):
 class DecayParams(SoulParams, frozen=True):
     # As of when (ISO 8601 or Unix seconds); default: now.
     now: float | str | None = None
+    # Only count what it would do (the same counts, with dry_run true); change nothing.
+    dry_run: bool = False
 
 
 class ConfidenceParams(SoulParams, frozen=True):
@@ -596,7 +598,7 @@ class Methods:
                 now = event_time(params.now, 0.0)
             except ValueError as exc:
                 raise InvalidParams(f"invalid params for decay: {exc}") from None
-        await self._tell(params.soul, Decay(now), reply)
+        await self._tell(params.soul, Decay(now, params.dry_run), reply)
 
     async def _homeostasis(self, params: SoulParams, reply: Reply) -> None:
         await self._tell(params.soul, Homeostasis(), reply)

@@ -122,6 +122,8 @@ class Decay(msgspec.Struct, frozen=True, tag="decay"):
     Reply: ``DecayResult``."""
 
     now: float | None = None
+    # Only count what it would do (the reply's counts, ``dry_run`` true); change nothing.
+    dry_run: bool = False
 
 
 class Homeostasis(msgspec.Struct, frozen=True, tag="homeostasis"):

@@ -164,6 +164,7 @@ class DecayResult(msgspec.Struct, frozen=True):
     purged: int
     edges_pruned: int
     markers_pruned: int
+    dry_run: bool = False  # only counted: nothing was changed
 
 
 class DueTask(msgspec.Struct, frozen=True):

@@ -332,8 +332,10 @@ class Mind:
         self._associations = None
         self._hits = HitCache()
 
-    async def decay(self, now: float) -> DecayResult:
-        """The nightly pass: memories fade and hide, edges and markers weaken."""
+    async def decay(self, now: float, *, dry_run: bool = False) -> DecayResult:
+        """The nightly pass: memories fade and hide, edges and markers weaken. A
+        ``dry_run`` only counts (the store's transaction is rolled back): neither the
+        database nor what the mind holds in memory changes."""
         config, hebbian, somatic = self.config.decay, self.config.hebbian, self.config.somatic
         report = await self._inner.decay(
             now,
@@ -346,7 +348,17 @@ class Mind:
             edge_floor=hebbian.prune_below,
             marker_factor=somatic.nightly_decay,
             marker_floor=somatic.prune_below,
+            dry_run=dry_run,
         )
+        if dry_run:
+            self._log.info(
+                "soul.decay_counted",
+                hidden=report.hidden,
+                purged=report.purged,
+                edges_pruned=report.edges_pruned,
+                markers_pruned=report.markers_pruned,
+            )
+            return report
         # The same arithmetic in memory as in SQL; derived indexes are rebuilt lazily.
         self.markers.decay(somatic)
         self.forget_caches()

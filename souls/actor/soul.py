@@ -487,9 +487,11 @@ class Soul:
                     result = await self._require_deck().tide(close)
                 case StatusPage(stamp=stamp):
                     result = {"html": await self._require_deck().status_page(stamp)}
-                case Decay(now=now):
-                    self._ran("decay")
-                    result = await self._decay(self._clock.now() if now is None else now)
+                case Decay(now=now, dry_run=dry_run):
+                    if not dry_run:  # a dry run is no run: the nightly one still comes
+                        self._ran("decay")
+                    when = self._clock.now() if now is None else now
+                    result = await self._decay(when, dry_run=dry_run)
                 case Homeostasis():
                     self._ran("homeostasis")
                     result = await self._require_mind().homeostasis(
@@ -626,9 +628,11 @@ class Soul:
             return None
         return outcome
 
-    async def _decay(self, now: float) -> DecayResult:
+    async def _decay(self, now: float, *, dry_run: bool = False) -> DecayResult:
+        # Pending changes first (as a forget's dry run does), so a dry run counts what
+        # the real pass would find.
         await self._commit_changes()
-        return await self._require_mind().decay(now)
+        return await self._require_mind().decay(now, dry_run=dry_run)
 
     async def _stats(self) -> SoulStats:
         store = self._require_store()

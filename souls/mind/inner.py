@@ -7,6 +7,7 @@ which is its own transaction). Nothing here decides anything; the numbers come i
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,10 @@ from souls.store.store import Store
 __all__ = ["InnerStore", "Summary"]
 
 DAY = 86_400.0
+
+
+class _RolledBack(Exception):
+    """Raised inside a dry run's transaction to roll it back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +156,7 @@ class InnerStore:
         edge_floor: float,
         marker_factor: float,
         marker_floor: float,
+        dry_run: bool = False,
     ) -> DecayResult:
         """The nightly forgetting pass, in one (shielded) transaction.
 
@@ -159,8 +165,11 @@ class InnerStore:
         are purged ``purge_days`` later, with their edges. Edges fade by ``edge_factor``
         and those under ``edge_floor`` go; somatic markers likewise. Events are never
         touched.
+
+        A ``dry_run`` does all of it in the same transaction, rolled back: its counts
+        are the real pass's, and nothing stored changes.
         """
-        with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
             async with self._store.transaction() as db:
                 hidden = await _fetch(
                     db,
@@ -199,11 +208,14 @@ class InnerStore:
                 faded = await _fetch(
                     db, "DELETE FROM markers WHERE weight < ? RETURNING topic", (marker_floor,)
                 )
+                if dry_run:
+                    raise _RolledBack
         return DecayResult(
             hidden=len(hidden),
             purged=len(purged),
             edges_pruned=len(pruned),
             markers_pruned=len(faded),
+            dry_run=dry_run,
         )
 
 

@@ -30,15 +30,17 @@ def register(command: Command, call: Call, show: Show) -> None:
 
     def decay(args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"soul": args.soul}
+        if args.dry_run and args.apply:
+            raise InvalidParams("decay: --dry-run and --apply ask for opposite things; pick one")
+        # Decay as of a later time hides and purges for real, now: never by a typo.
+        # Without --apply it only says what it would do.
+        later = bool(args.now) and _in_the_future(args.now) and not args.apply
         if args.now:
-            if _in_the_future(args.now) and not args.apply:
-                # Decay as of a later time hides and purges for real, now: never by a typo.
-                raise InvalidParams(
-                    f"--now {args.now} is in the future: decay as of then would hide and "
-                    "purge this soul's memories for good; add --apply to run it anyway"
-                )
             params["now"] = args.now
-        return show(args, call(args, "decay", params), key_values)
+        if args.dry_run or later:
+            params["dry_run"] = True
+        hint = " (--now is in the future: add --apply to run it)" if later else ""
+        return show(args, call(args, "decay", params), lambda r: _decay_text(r) + hint)
 
     def homeostasis(args: argparse.Namespace) -> int:
         return show(args, call(args, "homeostasis", {"soul": args.soul}), key_values)
@@ -56,7 +58,16 @@ def register(command: Command, call: Call, show: Show) -> None:
     p = command("decay", decay, "run the nightly forgetting pass on a soul now")
     p.add_argument("soul")
     p.add_argument("--now", help="as of this time (ISO 8601), to test the curve")
-    p.add_argument("--apply", action="store_true", help="run it even as of a future --now")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="only say what it would hide, purge and prune; change nothing",
+    )
+    p.add_argument(
+        "--apply",
+        action="store_true",
+        help="run it even as of a future --now (without it, that is a dry run)",
+    )
     p = command("confidence", confidence, "how well a soul knows a topic")
     p.add_argument("soul")
     p.add_argument("topic")
@@ -71,6 +82,16 @@ def _confidence_text(r: dict[str, Any]) -> str:
     ]
     lines += [f"  gap: {gap}" for gap in r["gaps"]]
     return "\n".join(lines)
+
+
+def _decay_text(r: dict[str, Any]) -> str:
+    counts = (
+        f"{r['hidden']} memories, {r['purged']} purged, "
+        f"{r['edges_pruned']} edges and {r['markers_pruned']} markers pruned"
+    )
+    if r.get("dry_run"):
+        return f"would hide {counts}; a dry run, nothing changed"
+    return f"hid {counts}"
 
 
 def _in_the_future(when: str) -> bool:

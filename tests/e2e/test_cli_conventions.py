@@ -5,17 +5,19 @@ only, and client commands that never read a soul file."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import pty
 import select
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from e2e.harness import SOUPD, Daemon, Home, wait_for
+from e2e.harness import SOUPD, Daemon, Home, StartSoupd, wait_for
 
 USAGE, CHECK_FAILED, NOT_RUNNING, REFUSED, NOT_FOUND, PIPE_CLOSED = 2, 3, 4, 5, 6, 141
 
@@ -271,15 +273,89 @@ def test_watch_shows_outputs_not_log_lines(soupd: Daemon) -> None:
     assert "reason=surprise" in line
 
 
-def test_decay_as_of_a_future_time_needs_apply(soupd: Daemon) -> None:
-    soupd.push("alpha", "Deploy failed: database migration timeout")
-    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=400)).strftime("%Y-%m-%dT%H:%M:%SZ")
+DECAY_SOUL = """
+[hebbian]
+prune_below = 0.95  # an edge fired once (1.0) fades to 0.9 in a night: pruned
 
-    refused = soupd.home.cli("decay", "alpha", "--now", later)
+[somatic]
+prune_below = 100.0  # every marker goes in a night
+"""
 
-    assert refused.returncode == REFUSED
-    assert "--apply" in refused.stderr
-    assert soupd.result("soul.stats", {"soul": "alpha"})["memories"] == 1
-    applied = soupd.home.cli("--json", "decay", "alpha", "--now", later, "--apply")
+
+def soul_state(home: Home, soul: str) -> tuple[list[str], dict[str, bytes]]:
+    """Everything a soul stores: its database's contents, read through a read-only
+    connection (every table, dumped as SQL), and the bytes of each of its brain files."""
+    folder = home.soul_dir(soul)
+    uri = f"file:{folder / 'soul.db'}?mode=ro"
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+        dump = list(db.iterdump())
+    files = {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.startswith("soul.db")
+    }
+    return dump, files
+
+
+def test_decay_as_of_a_future_time_is_a_dry_run_unless_apply(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.add_soul("ada", DECAY_SOUL)
+    daemon = start_soupd()
+    t1 = dt.datetime.now(dt.UTC) + dt.timedelta(days=400)
+    t2 = (t1 + dt.timedelta(days=8)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Two memories hidden as of t1, so that eight days later they are due to be purged.
+    daemon.push("ada", "lunch was soup", kind="cron", mentioned=True)  # salience 0.6
+    daemon.push("ada", "the api key rotates monthly")  # 0.5
+    daemon.push("ada", "prod outage: disk full", kind="dm")  # 1.0: permanent
+    hid = daemon.result("decay", {"soul": "ada", "now": t1.timestamp()})
+    assert (hid["hidden"], hid["purged"], hid["dry_run"]) == (2, 0, False)
+    # New memories to hide, an edge fired by a recall, markers from a failure.
+    for text in ("red kite over the hill", "red fox in the yard", "grey heron at the pond",
+                 "Deploy failed: database migration timeout"):  # fmt: skip
+        daemon.push("ada", text)
+    assert len(daemon.recall("ada", "red")) == 2
+    daemon.result("confidence", {"soul": "ada", "topic": "deploy"})  # notes a gap
+    # A dry run as of now commits what the soul held pending (the recall's edge, the
+    # gap) and changes nothing else: from here on, nothing may change.
+    present = ok(soupd_home.cli("decay", "ada", "--dry-run"))
+    assert present.startswith("would hide 0 memories"), present
+    assert "dry run, nothing changed" in present
+    before = soul_state(soupd_home, "ada")
+    feeling = daemon.result("confidence", {"soul": "ada", "topic": "deploy"})  # the gap known
+    assert feeling["somatic"] < 0.5  # the failure's marker, felt (0.5: no feeling)
+    stats = daemon.result("soul.stats", {"soul": "ada"})
+    assert stats["edges"] == 1
+    assert stats["markers"] > 0
+
+    dry = soupd_home.cli("--json", "decay", "ada", "--now", t2)
+
+    assert dry.returncode == 0, dry.stderr
+    counted = json.loads(dry.stdout)
+    assert counted["dry_run"] is True
+    # The three calm new memories, unrecalled for 400 days (the failure is permanent).
+    assert counted["hidden"] == 3
+    assert counted["purged"] == 2
+    assert counted["edges_pruned"] == 1
+    assert counted["markers_pruned"] == stats["markers"]
+    # Nothing stored changed, nor what the soul holds in memory (its markers, its index).
+    assert soul_state(soupd_home, "ada") == before
+    assert daemon.result("confidence", {"soul": "ada", "topic": "deploy"}) == feeling
+    said = soupd_home.cli("decay", "ada", "--now", t2)
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.startswith("would hide 3 memories, 2 purged, 1 edges and "), said.stdout
+    assert "add --apply to run it" in said.stdout
+    assert soul_state(soupd_home, "ada") == before
+
+    applied = soupd_home.cli("--json", "decay", "ada", "--now", t2, "--apply")
+
     assert applied.returncode == 0, applied.stderr
-    assert "hidden" in json.loads(applied.stdout)
+    assert json.loads(applied.stdout) == {**counted, "dry_run": False}  # what it counted
+    assert soul_state(soupd_home, "ada")[0] != before[0]
+    assert daemon.result("soul.stats", {"soul": "ada"})["markers"] == 0
+    # The markers in memory went too: no feeling left about it.
+    assert daemon.result("confidence", {"soul": "ada", "topic": "deploy"})["somatic"] == 0.5
+    assert daemon.recall("ada", "red") == []
+    both = soupd_home.cli("decay", "ada", "--dry-run", "--apply")
+    assert both.returncode == REFUSED
+    assert "--dry-run and --apply" in both.stderr

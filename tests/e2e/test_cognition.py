@@ -215,19 +215,25 @@ def test_operator_commands(soupd_home: Home, start_soupd: StartSoupd) -> None:
     daemon.result("event.push", {"soul": "ada", "text": "hello there"})
     reflect = soupd_home.cli("reflect", "ada")
     confidence = soupd_home.cli("confidence", "ada", "hello")
-    # A future --now would hide memories for good: it runs only with --apply.
+    # A future --now would hide memories for good: without --apply it is a dry run.
     future = soupd_home.cli("--json", "decay", "ada", "--now", "2030-01-01T00:00:00")
     decay = soupd_home.cli("--json", "decay", "ada", "--now", "2030-01-01T00:00:00", "--apply")
     stats = soupd_home.cli("stats", "ada")
     bad = soupd_home.cli("decay", "ada", "--now", "someday")
-    assert future.returncode == 5, future.stderr  # refused input
-    assert "--apply" in future.stderr
+    assert future.returncode == 0, future.stderr
+    assert json.loads(future.stdout) == {
+        "hidden": 1,
+        "purged": 0,
+        "edges_pruned": 0,
+        "markers_pruned": 0,
+        "dry_run": True,
+    }
     assert reflect.returncode == 0, reflect.stderr
     assert "reason: manual" in reflect.stdout
     assert confidence.returncode == 0
     assert confidence.stdout.split()[0] in ("confident", "uncertain", "low_confidence")
     assert decay.returncode == 0
-    assert json.loads(decay.stdout)["hidden"] == 1
+    assert json.loads(decay.stdout) == {**json.loads(future.stdout), "dry_run": False}
     for key in (
         "events",
         "memories",

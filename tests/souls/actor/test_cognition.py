@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 from fake_model import KEY, KEY_ENV, answer, fake_model
 
@@ -178,6 +179,32 @@ async def test_decay_tiers_follow_the_fake_clock(tmp_path: Path) -> None:
     }
     assert stats.events == 4  # events are never decayed
     assert stats.memories == 2
+
+
+async def test_a_dry_run_decay_counts_the_real_one_and_changes_nothing(tmp_path: Path) -> None:
+    config = SoulConfig(hebbian=HebbianConfig(nightly_factor=0.5, prune_below=0.6))
+    async with soul(tmp_path, config) as lab:
+        await lab.push("someone said hi", group="ops")  # 0.35: hidden after a week
+        await lab.push("red kite")
+        await lab.push("red fox")
+        await lab.push("grey heron")
+        await lab.push("deploy failed with an error")
+        await lab.ask(Recall("red"))  # one edge, 1.0: 0.5 after a night, pruned
+        lab.clock.advance(8 * DAY)
+        await lab.ask(Stats())  # the turn's changes are committed by now
+        tables = ("memories", "edges", "markers", "soul_state")
+        queries = [f"SELECT * FROM {t}" for t in tables] + ["SELECT rowid FROM memory_fts"]
+        before = [lab.sql(query) for query in queries]
+
+        counted = await lab.ask(Decay(dry_run=True))
+
+        assert [lab.sql(query) for query in queries] == before
+        done = await lab.ask(Decay())
+    assert counted.dry_run
+    assert (counted.hidden, counted.edges_pruned) == (1, 1)
+    assert counted.markers_pruned == 0
+    assert done == msgspec.structs.replace(counted, dry_run=False)
+    assert [lab.sql(query) for query in queries] != before
 
 
 async def test_competitors_just_below_the_cut_lose_salience(tmp_path: Path) -> None:
