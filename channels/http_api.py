@@ -275,6 +275,15 @@ class HttpApi:
             log_request(_log, request.scope, spec.WEBHOOK, 404, time.perf_counter())
             message = f"no webhook channel {name!r}; see [[channels]] in soupd.toml"
             return JSONResponse({"error": message}, status_code=404)
+        if not channel.signed:
+            # Unsigned deliveries come from anyone who reaches the port, a web page in a
+            # local browser too: they stay on the channel's own port, not the API's.
+            log_request(_log, request.scope, spec.WEBHOOK, 403, time.perf_counter())
+            message = (
+                f"webhook channel {name!r} takes unsigned deliveries, which are served on its "
+                f"own port only ({channel.address}); give it a secret to route it here"
+            )
+            return JSONResponse({"error": message}, status_code=403)
         return await channel.handle(request, spec.WEBHOOK)
 
     async def _body(self, request: Request) -> bytes:

@@ -126,7 +126,8 @@ class WebhookChannel(Channel):
         return JSONResponse(answer, status_code=status, headers=headers)
 
     @property
-    def _signed(self) -> bool:
+    def signed(self) -> bool:
+        """Whether deliveries must be signed (a secret is configured)."""
         return self.config.secret_env is not None or self.config.secret_file is not None
 
     async def _body(self, request: Request) -> bytes:
@@ -151,7 +152,7 @@ class WebhookChannel(Channel):
     async def _handle(self, request: Request) -> tuple[int, dict[str, Any]]:
         if request.method != "POST":
             raise _Reply(405, "POST a JSON event")
-        if self._signed and self._secret is None:
+        if self.signed and self._secret is None:
             # The secret is not read yet (or could not be): nothing is accepted.
             raise _Reply(503, f"the webhook is not ready ({self.state}); send it again")
         body = await self._body(request)

@@ -317,6 +317,8 @@ def test_a_webhook_channel_is_also_a_route_of_the_api(
     soupd_home.write_config(
         CONFIG + '[[channels]]\nname = "hooks"\nkind = "webhook"\nsouls = ["ada"]\n'
         'port = 0\nsecret_env = "SOUPD_E2E_HOOK_SECRET"\n'
+        '[[channels]]\nname = "open"\nkind = "webhook"\nsouls = ["ada"]\n'
+        "port = 0\nallow_unauthenticated = true\n"
     )
     soupd_home.add_soul("ada")
     with Api(start_soupd()) as api:
@@ -340,9 +342,13 @@ def webhook_deliveries(api: Api, secret: str) -> None:
     assert "X-Hub-Signature-256" in forged.json()["error"]
     unknown = httpx.post(f"{api.base}/v1/webhooks/nope", content=body, timeout=15)
     assert unknown.status_code == 404
+    # An unsigned webhook stays on its own port: any web page could post to the API's.
+    unsigned = httpx.post(f"{api.base}/v1/webhooks/open", content=body, timeout=15)
+    assert unsigned.status_code == 403
+    assert "own port only" in unsigned.json()["error"]
     assert api.daemon.recall("ada", "migration")[0]["refs"] == ["ci-9"]
     assert api.daemon.counts("ada")[0] == 1
-    (hooks,) = api.daemon.result("daemon.status")["channels"]
+    hooks, _open = api.daemon.result("daemon.status")["channels"]
     assert (hooks["stored"], hooks["unauthorized"]) == (1, 1)
     document = httpx.get(f"{api.base}/openapi.json", timeout=15).json()
     assert document["paths"]["/v1/webhooks/{channel}"]["post"]["security"] == []
