@@ -101,11 +101,14 @@ class _Delta:
                 [self.doc_rows[t] for t in terms],
                 [self.rows[t] for t in terms],
             )
-            await db.execute(
-                "DELETE FROM term_stats WHERE soul = $1 AND term = ANY($2::text[]) AND rows <= 0",
-                soul,
-                terms,
-            )
+            gone = [t for t in terms if self.rows[t] < 0]
+            if gone:  # only a row's context rewritten or a row forgotten lowers a count
+                await db.execute(
+                    "DELETE FROM term_stats WHERE soul = $1 AND term = ANY($2::text[])"
+                    " AND rows <= 0",
+                    soul,
+                    gone,
+                )
         if self.documents or self.tokens:
             await db.execute(
                 "UPDATE index_stats SET documents = documents + $2, tokens = tokens + $3"
@@ -116,11 +119,47 @@ class _Delta:
             )
 
 
-_EVENT_COLUMNS = ["soul", "id", "ref", "kind", "channel", "sender", "grp", "mentioned",
-                  "session", "ts", "recorded", "salience", "text", "person"]  # fmt: skip
-_MEMORY_COLUMNS = ["soul", "id", "kind", "event_id", "text", "salience", "created", "surprise"]
-_INDEX_COLUMNS = ["soul", "memory_id", "doc", "prior", "later", "length"]
-_POSTING_COLUMNS = ["soul", "term", "memory_id", "own", "near", "length"]
+# The postings of the rows of the memory ids $2.
+_DELETE_POSTINGS = "DELETE FROM postings WHERE soul = $1 AND memory_id = ANY($2::bigint[])"
+
+# Each table's columns as written, with their types (for unnest).
+_EVENT_COLUMNS = (
+    ("soul", "integer"), ("id", "bigint"), ("ref", "text"), ("kind", "text"),
+    ("channel", "text"), ("sender", "text"), ("grp", "text"), ("mentioned", "boolean"),
+    ("session", "text"), ("ts", "float8"), ("recorded", "float8"), ("salience", "float8"),
+    ("text", "text"), ("person", "text"),
+)  # fmt: skip
+_MEMORY_COLUMNS = (
+    ("soul", "integer"), ("id", "bigint"), ("kind", "text"), ("event_id", "bigint"),
+    ("text", "text"), ("salience", "float8"), ("created", "float8"), ("surprise", "float8"),
+)  # fmt: skip
+_INDEX_COLUMNS = (
+    ("soul", "integer"), ("memory_id", "bigint"), ("doc", "text"), ("prior", "text"),
+    ("later", "text"), ("length", "integer"),
+)  # fmt: skip
+_POSTING_COLUMNS = (
+    ("soul", "integer"), ("term", "text"), ("memory_id", "bigint"), ("own", "integer"),
+    ("near", "integer"), ("length", "integer"),
+)  # fmt: skip
+
+
+async def _insert(
+    db: asyncpg.Connection,
+    table: str,
+    columns: Sequence[tuple[str, str]],
+    records: Sequence[tuple[object, ...]],
+) -> None:
+    """Insert ``records`` in one statement, a column an array (``unnest``): one round
+    trip, a statement asyncpg prepares once (COPY would ask for the table's columns
+    first, each time: a write of one event paid it four times over)."""
+    if not records:
+        return
+    names = ", ".join(name for name, _ in columns)
+    arrays = ", ".join(f"${n}::{kind}[]" for n, (_, kind) in enumerate(columns, start=1))
+    await db.execute(
+        f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays})",
+        *(list(column) for column in zip(*records, strict=True)),
+    )
 
 
 def _event_record(soul: int, event_id: int, e: NewEvent) -> tuple[object, ...]:
@@ -222,30 +261,29 @@ class PgStore:
                         last,
                         self.context_turns,
                     )
-                    await db.copy_records_to_table(
+                    await _insert(
+                        db,
                         "events",
-                        records=[
-                            _event_record(soul, first_event + i, e) for i, e in enumerate(events)
-                        ],
-                        columns=_EVENT_COLUMNS,
+                        _EVENT_COLUMNS,
+                        [_event_record(soul, first_event + i, e) for i, e in enumerate(events)],
                     )
-                    await db.copy_records_to_table(
+                    await _insert(
+                        db,
                         "memories",
-                        records=[
+                        _MEMORY_COLUMNS,
+                        [
                             _memory_record(soul, first_memory + i, first_event + i, e)
                             for i, e in enumerate(events)
                         ],
-                        columns=_MEMORY_COLUMNS,
                     )
-                    await db.copy_records_to_table(
-                        "memory_index",
-                        records=[_index_row(soul, row) for row in rows],
-                        columns=_INDEX_COLUMNS,
+                    await _insert(
+                        db, "memory_index", _INDEX_COLUMNS, [_index_row(soul, r) for r in rows]
                     )
-                    await db.copy_records_to_table(
+                    await _insert(
+                        db,
                         "postings",
-                        records=[p for row in rows for p in _postings(soul, row)],
-                        columns=_POSTING_COLUMNS,
+                        _POSTING_COLUMNS,
+                        [p for row in rows for p in _postings(soul, row)],
                     )
                     for row in rows:
                         delta.add(row)
@@ -312,14 +350,15 @@ class PgStore:
             ],
         )
         await db.execute(
-            "DELETE FROM postings WHERE soul = $1 AND memory_id = ANY($2::bigint[])",
+            _DELETE_POSTINGS,
             self.soul,
             [new.memory_id for _, new in rewritten],
         )
-        await db.copy_records_to_table(
+        await _insert(
+            db,
             "postings",
-            records=[p for _, new in rewritten for p in _postings(self.soul, new)],
-            columns=_POSTING_COLUMNS,
+            _POSTING_COLUMNS,
+            [p for _, new in rewritten for p in _postings(self.soul, new)],
         )
         for old, new in rewritten:
             delta.replace(old, new)
@@ -396,7 +435,7 @@ class PgStore:
                 for r in gone:
                     delta.add(Row(int(r[0]), r[1], r[2], r[3]), -1)
                 await db.execute(
-                    "DELETE FROM postings WHERE soul = $1 AND memory_id = ANY($2::bigint[])",
+                    _DELETE_POSTINGS,
                     soul,
                     memory_ids,
                 )
