@@ -4,6 +4,7 @@ the same calls. The last tests load the same data into both and compare scores."
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -360,3 +361,64 @@ async def test_postgres_refuses_the_derived_rows_it_cannot_store_yet(pg_dsn: str
         assert await store.append([new_event("next")]) == [1]
     finally:
         await pool.close()
+
+
+WORDS = (
+    "cat cats dog deploy deployed migration database sofa sleep sleeps lunch noon tall "
+    "giraffe zoo shelter adopt adopted research agency paint painter fail failure "
+    "数据库 迁移 失败 部署 今天 Ada Bo Miso 42 2023"
+).split()
+
+
+async def test_both_backends_agree_on_random_souls(tmp_path: Path, pg_dsn: str) -> None:
+    # Seeded random souls, all in one PostgreSQL database (each soul must see only its
+    # own rows), each beside its own SQLite file: every search the same, to the last bit.
+    rng = random.Random(21)
+    pool = await asyncpg.create_pool(pg_dsn, min_size=1, max_size=2)
+    try:
+        found = 0  # searches that found anything
+        for soul in range(6):
+            turns = rng.choice([0, 1, 2, 3])
+            sqlite = await Store.open(tmp_path / f"{soul}.db", context_turns=turns)
+            pg = await PgStore.open(pool, f"random-{soul}", context_turns=turns)
+            try:
+                stored = 0
+                for _ in range(rng.randint(3, 8)):
+                    batch = [
+                        new_event(
+                            " ".join(rng.choices(WORDS, k=rng.randint(1, 12))),
+                            session=rng.choice(["a", "b", "c", None]),
+                            sender=rng.choice(["ada", "bo"]),
+                            ts=T0 + stored + i,
+                        )
+                        for i in range(rng.randint(1, 15))
+                    ]
+                    stored += len(batch)
+                    assert await sqlite.append(batch) == await pg.append(batch)
+                    if rng.random() < 0.3:
+                        doomed = rng.sample(range(1, stored + 1), k=min(3, stored))
+                        assert await sqlite.forget(doomed) == await pg.forget(doomed)
+                for _ in range(25):
+                    terms = list(dict.fromkeys(tokens(" ".join(rng.choices(WORDS, k=3)))))
+                    match = fts_match(terms)
+                    weight = rng.choice([None, 0.0, 0.25, 0.4, 1.0])
+                    limit = rng.choice([1, 3, 10, 50])
+                    own = fts_match(terms[:1]) if rng.random() < 0.2 else None
+                    scope = Scope(sender="ada") if rng.random() < 0.2 else None
+                    a = await sqlite.candidates(match, limit, weight, own=own, scope=scope)
+                    b = await pg.candidates(match, limit, weight, own=own, scope=scope)
+                    assert a == b, (soul, match, weight, limit, own, scope)
+                    hits_a = await sqlite.search(match, limit, weight)
+                    hits_b = await pg.search(match, limit, weight)
+                    assert hits_a == hits_b, (soul, match, weight, limit)
+                    found += bool(a)
+                sa, sb = await sqlite.term_stats(), await pg.term_stats()
+                assert (sa.documents, sa.tokens) == (sb.documents, sb.tokens)
+                assert all(sa.df(t) == sb.df(t) for w in WORDS for t in tokens(w))
+                assert await sqlite.counts() == await pg.counts()
+            finally:
+                await sqlite.close()
+                await pg.close()
+    finally:
+        await pool.close()
+    assert found > 100
