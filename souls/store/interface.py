@@ -39,8 +39,15 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes counters, soul state, recalls and
   penalties, and refuses the rest (NotImplementedError).
-* ``Store.successors`` and ``Store.echo`` (claims, cross-channel echoes) have no
-  PostgreSQL counterpart yet, so they are not in the interface.
+* souls/store/check.py, reindex.py, files.py — the read-only checks of a database
+  file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
+  PostgreSQL (nor ``soupd migrate``, export/import between the two).
+* Hiding memories (decay, in souls/mind/inner.py: ``hidden_at`` set and the index row
+  deleted) and the semantic layer's vectors (pgvector) have no PostgreSQL side yet.
+* ``Store.successors`` (a superseded fact's successor, from claims) has no PostgreSQL
+  counterpart yet (no claims there), so it is not in the interface; nor are
+  ``Store.transaction()``, ``Store.commit()`` and ``Store.db``, the SQLite connection
+  the callers above write through.
 """
 
 from __future__ import annotations
@@ -82,6 +89,11 @@ class SoulStore(Protocol):
 
     async def known_refs(self, refs: Sequence[str]) -> dict[str, tuple[int, float]]:
         """For each ref already stored: its event id and salience (idempotency)."""
+        ...
+
+    async def echo(self, event: NewEvent, window: float) -> tuple[int, float] | None:
+        """A stored event with the same sender and text from another channel within
+        ``window`` seconds (cross-channel de-duplication): its id and salience."""
         ...
 
     async def forget(self, event_ids: Sequence[int]) -> int:

@@ -240,6 +240,23 @@ class PgStore:
             )
         return {ref: (int(event_id), float(salience)) for ref, event_id, salience in rows}
 
+    async def echo(self, event: NewEvent, window: float) -> tuple[int, float] | None:
+        """A stored event with ``event``'s sender and text from another channel, within
+        ``window`` seconds of it: its id and salience (as on SQLite)."""
+        async with self._pool.acquire() as db:
+            row = await db.fetchrow(
+                "SELECT id, salience FROM events WHERE soul = $1 AND ts BETWEEN $2 AND $3"
+                " AND sender = $4 AND text = $5 AND channel IS DISTINCT FROM $6"
+                " ORDER BY id LIMIT 1",
+                self.soul,
+                event.ts - window,
+                event.ts + window,
+                event.sender,
+                event.text,
+                event.channel,
+            )
+        return None if row is None else (int(row[0]), float(row[1]))
+
     async def append(
         self, events: Sequence[NewEvent], changes: Changes | None = None, now: float = 0.0
     ) -> list[int]:

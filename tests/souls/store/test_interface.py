@@ -159,6 +159,25 @@ async def test_every_field_comes_back(store: SoulStore) -> None:
     assert await store.within([1], Scope(session="s-8")) == set()
 
 
+async def test_echo_finds_the_same_words_from_another_channel(store: SoulStore) -> None:
+    said = new_event("see you at noon", sender="ada", ts=T0)
+    await store.append([said, new_event("see you at noon", sender="bo", ts=T0 + 1)])
+    elsewhere = NewEvent(
+        ref=None, kind="message", channel="telegram", sender="ada", group=None,
+        mentioned=False, session=None, ts=T0 + 20, recorded=T0 + 20, salience=0.5,
+        text="see you at noon", doc=fts_document("see you at noon"),
+    )  # fmt: skip
+    assert await store.echo(elsewhere, 30.0) == (1, 0.5)
+    assert await store.echo(elsewhere, 10.0) is None  # too far apart
+    assert await store.echo(said, 30.0) is None  # the same channel: not an echo
+    other = NewEvent(
+        ref=None, kind="message", channel="telegram", sender="ada", group=None,
+        mentioned=False, session=None, ts=T0, recorded=T0, salience=0.5, text="see you",
+        doc=fts_document("see you"),
+    )  # fmt: skip
+    assert await store.echo(other, 30.0) is None  # other words
+
+
 async def test_penalties_lower_salience_never_below_zero(store: SoulStore) -> None:
     await store.append([new_event("one", salience=0.5), new_event("two", salience=0.5)])
     await store.flush(Changes(penalties={1: 0.2, 2: 0.9}, recalled={1}), now=T0)
