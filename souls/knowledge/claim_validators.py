@@ -46,7 +46,7 @@ _ZH_COUNTED = tuple("一 两 几 某 这 那 哪 每".split())
 _GENERIC_START = frozenset(
     """it it's that this these those them him her his you your me us their its what how when
     where which who why whatever here there everything anything something nothing everyone
-    everybody someone somebody all both each some any""".split()
+    everybody someone somebody all both each some any yours mine ours theirs hers""".split()
 )
 _GENERIC_NOUN = frozenset(
     """idea ideas thought thoughts suggestion plan point way one ones thing things stuff

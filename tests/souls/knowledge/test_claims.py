@@ -210,6 +210,7 @@ NOTHING = [
     "I'm a big fan.",
     "Everyone we love was there.",  # a relative clause
     "That is my favorite!",
+    "I'm a fan of yours",
     "Thanks, Max, my dog loves you",  # Max is the listener
     "I'm going to bed.",
     "I'll be there tomorrow.",
