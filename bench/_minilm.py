@@ -12,6 +12,7 @@ Bench code only: the daemon never imports it.
 
 from __future__ import annotations
 
+import hashlib
 import http.server
 import json
 import os
@@ -114,8 +115,24 @@ class Served:
         self.seconds = 0.0
 
 
+def hashed(texts: Sequence[str], dimensions: int = 384) -> list[list[float]]:
+    """Cheap stand-in vectors (each word hashed into a bucket): what a benchmark uses to
+    measure the daemon's own cost of embedding, without a model's CPU beside it."""
+    out = []
+    for text in texts:
+        row = [0.0] * dimensions
+        for word in text.lower().split():
+            row[
+                int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest()) % dimensions
+            ] += 1.0
+        row[0] += 1e-3
+        out.append(row)
+    return out
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     served: Served
+    cheap: bool = False
     protocol_version = "HTTP/1.1"
 
     def setup(self) -> None:
@@ -131,7 +148,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             data, status = b'{"error": {"message": "not found"}}', 404
         else:
             started = time.perf_counter()
-            vectors = encode(texts)
+            vectors = hashed(texts) if self.cheap else encode(texts)
             self.served.seconds += time.perf_counter() - started
             self.served.texts += len(texts)
             self.served.requests += 1
@@ -152,12 +169,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serving() -> Iterator[tuple[str, Served]]:
+def serving(cheap: bool = False) -> Iterator[tuple[str, Served]]:
     """An OpenAI-compatible embeddings server for MiniLM on loopback (a thread of this
-    process): its base URL, ending in /v1, and its counters."""
-    model()  # loaded before the first request, not during the daemon's first batch
+    process): its base URL, ending in /v1, and its counters. ``cheap``: hashed vectors
+    (:func:`hashed`) instead of the model's."""
+    if not cheap:
+        model()  # loaded before the first request, not during the daemon's first batch
     served = Served()
-    handler = type("Handler", (_Handler,), {"served": served})
+    handler = type("Handler", (_Handler,), {"served": served, "cheap": cheap})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -167,3 +186,31 @@ def serving() -> Iterator[tuple[str, Served]]:
         server.shutdown()
         server.server_close()
         save()
+
+
+@contextmanager
+def serving_apart(cheap: bool = False) -> Iterator[str]:
+    """:func:`serving` in a process of its own (so that its CPU and GIL are not the
+    benchmark client's): its base URL."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--cheap" if cheap else "--model"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        yield child.stdout.readline().strip()
+    finally:
+        child.terminate()
+        child.wait(30)
+
+
+if __name__ == "__main__":
+    import sys
+
+    with serving(cheap="--cheap" in sys.argv) as (url, _):
+        print(url, flush=True)
+        threading.Event().wait()

@@ -4,6 +4,12 @@ One pipelining client keeps up to ``--window`` pushes in flight on one connectio
 a real daemon (all gates on, each ack sent after its transaction committed).
 
     python bench/ingest.py [--events 100000] [--window 512]
+        [--embedding hashed|minilm]
+
+``--embedding``: the same soul with and without ``[embedding] provider = "openai"``,
+alternating, against a loopback OpenAI-compatible server in a process of its own: ``hashed``
+vectors (the daemon's own cost of embedding behind the ack: backlog, batches, vector
+writes in its turns) or all-MiniLM-L6-v2 (the model's CPU shares the machine too).
 """
 
 from __future__ import annotations
@@ -90,7 +96,15 @@ def main() -> None:
         choices=["on", "off", "both"],
         help="run with the soul's cognitive loop on, off (a plain store), or both",
     )
+    parser.add_argument(
+        "--embedding",
+        choices=["hashed", "minilm"],
+        help="compare provider none with provider openai (hashed vectors or MiniLM)",
+    )
     args = parser.parse_args()
+    if args.embedding:
+        embedding(args)
+        return
     payload = frames(args.events, "bench")
     modes = ["on", "off"] if args.cognition == "both" else [args.cognition]
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
@@ -120,6 +134,48 @@ def main() -> None:
         f"synchronous = {args.synchronous}, window = {args.window}, "
         f"median of {args.rounds} round(s)"
     )
+
+
+def embedding(args: argparse.Namespace) -> None:
+    """Acked events/s of one soul with provider none and with provider openai."""
+    import _minilm
+
+    payload = frames(args.events, "bench")
+    runs: dict[str, list[dict[str, float]]] = {"none": [], "openai": []}
+    lagging: list[dict[str, object]] = []
+    with _minilm.serving_apart(cheap=args.embedding == "hashed") as url:
+        table = f'[embedding]\nprovider = "openai"\nmodel = "m"\nbase_url = "{url}"\n'
+        for _ in range(args.rounds):
+            for mode in runs:
+                soul = f'[store]\nsynchronous = "{args.synchronous}"\n'
+                soul += table if mode == "openai" else ""
+                daemon_toml = f"[socket]\nmax_in_flight = {args.window}\n"
+                with running_daemon({"bench": soul}, daemon_toml) as daemon:
+                    warm = [f.replace(b'"ref": "e', b'"ref": "w') for f in frames(2000, "bench")]
+                    asyncio.run(run(str(daemon.socket), warm, args.window))
+                    runs[mode].append(asyncio.run(run(str(daemon.socket), payload, args.window)))
+                    if mode == "openai":
+                        from _daemon import Client
+
+                        with Client(daemon.socket) as client:
+                            lagging.append(
+                                client.call("soul.stats", {"soul": "bench"})["embedding"]
+                            )
+    results = {
+        mode: {key: statistics.median(r[key] for r in rounds) for key in rounds[0]}
+        for mode, rounds in runs.items()
+    }
+    print(f"{'':<14}{'provider none':>16}{'provider openai':>18}")
+    for key in results["none"]:
+        print(f"{key:<14}{results['none'].get(key, ''):>16}{results['openai'].get(key, ''):>18}")
+    cost = 1 - results["openai"]["acked_per_s"] / results["none"]["acked_per_s"]
+    print(f"the provider costs {cost:.1%} of acked events/s ({args.embedding} vectors)")
+    last = lagging[-1]
+    print(
+        f"at the last ack: {last['vectors']} vectors, backlog {last['backlog']},"
+        f" deferred {last['deferred']}, {last['embedded']} embedded"
+    )
+    print(f"median of {args.rounds} alternating round(s), {args.events} events each")
 
 
 if __name__ == "__main__":

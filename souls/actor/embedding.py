@@ -50,6 +50,9 @@ __all__ = ["Embedding"]
 _READY = 8
 # The most of a memory's text sent to the embedder (models read a few hundred tokens).
 _MAX_TEXT = 8000
+# How the worker gives way to the soul's requests (see Embedding._yield_to_requests).
+_YIELD_STEP = 0.005
+_YIELD_MOST = 1.0
 # Numbers one search may compare on the event loop (vectors x dimensions), by search:
 # ~1 ms with numpy (20k memories of 384 dimensions), ~20 ms in pure Python (1k of 384;
 # the thread then only lets the loop in between, every switch interval); above, a thread.
@@ -203,6 +206,7 @@ class Embedding:
                 while len(self._ready) >= _READY:
                     self._room = anyio.Event()
                     await self._room.wait()
+                await self._yield_to_requests()
                 size = min(self._config.batch, len(self._backlog))
                 jobs = [self._backlog.popleft() for _ in range(size)]
                 self._bytes -= sum(job.size for job in jobs)
@@ -223,6 +227,19 @@ class Embedding:
         finally:
             with anyio.CancelScope(shield=True):
                 await provider.aclose()
+
+    async def _yield_to_requests(self) -> None:
+        """Let the soul's requests go first: while its mailbox holds some, the next batch
+        waits, ``_YIELD_STEP`` at a time, ``_YIELD_MOST`` at most (so that under constant
+        load embedding still advances, a batch a second). A burst of pushes is acked at
+        the rate it would be without a provider; its vectors follow once it has passed,
+        what finds the backlog full meanwhile from the database."""
+        waited = 0.0
+        while self._mailbox.statistics().queued and waited < _YIELD_MOST:
+            await anyio.sleep(_YIELD_STEP)
+            waited += _YIELD_STEP
+        if waited:
+            self._counts["yielded"] += 1
 
     async def _embed(self, provider: Embedder, jobs: list[_Job]) -> list[array[float]] | None:
         started = time.perf_counter()
@@ -382,7 +399,8 @@ class Embedding:
         ``vectors`` (in the index), ``embedded`` (written), ``batches``, ``failures``,
         ``search`` ("numpy", or "python" without numpy: slow past a few thousand
         memories), ``ms_per_batch``, ``deferred`` (found the backlog full: caught up later),
-        ``gone`` (the memory was forgotten first), ``rebuilt`` (times ``rebuild`` made
+        ``gone`` (the memory was forgotten first), ``yielded`` (batches that waited
+        for the soul's requests to go first), ``rebuilt`` (times ``rebuild`` made
         them all again), ``queries`` (recalls with a query
         vector) and ``queries_lexical`` (without, the provider failing), ``ms_per_query``
         (waiting for a query's vector; ``query_p50_ms`` its median over the last 1000)
@@ -415,6 +433,7 @@ class Embedding:
             "rebuilt",
             "queries",
             "queries_lexical",
+            "yielded",
         ):
             stats[key] = self._counts[key]
         return stats

@@ -16,7 +16,7 @@ from souls.actor.embedding import Embedding
 from souls.actor.mailbox import Mailbox
 from souls.embed.config import EmbeddingConfig
 from souls.embed.vectors import unit
-from souls.messages import Embedded, Message
+from souls.messages import Embedded, Message, Ping
 from souls.store.store import NewEvent, Store
 
 pytestmark = MAILBOX_HYGIENE
@@ -96,3 +96,29 @@ async def test_a_full_backlog_defers_to_the_database_and_is_caught_up(tmp_path: 
     first = [t for batch in provider.asked[:3] for t in batch]
     assert sorted(first) == sorted(f"ana: {e.text}" for e in events)
     assert max(len(batch) for batch in provider.asked) <= 2
+
+
+async def test_the_embedder_lets_the_souls_requests_go_first(tmp_path: Path) -> None:
+    # While the soul's mailbox holds a request, no batch goes to the provider (up to a
+    # second); once the soul has taken it, embedding goes on.
+    store = await Store.open(tmp_path / "soul.db")
+    mailbox: Mailbox[Message] = Mailbox("alpha", 16)
+    provider = _Counting()
+    embedding = Embedding(CONFIG, store=store, mailbox=mailbox, provider=provider)
+    try:
+        events = [_event("the one memory")]
+        embedding.offer(await store.append(events), events)
+        await mailbox.tell(Ping())
+        with anyio.fail_after(10):
+            async with embedding.running():
+                await anyio.sleep(0.3)
+                assert provider.asked == []  # the request waits in the mailbox
+                (envelope,) = await mailbox.receive_batch(1)
+                assert isinstance(envelope.message, Ping)
+                (envelope,) = await mailbox.receive_batch(1)
+                assert isinstance(envelope.message, Embedded)
+                await embedding.apply()
+        assert provider.asked == [["ana: the one memory"]]
+        assert embedding.statistics()["yielded"] == 1
+    finally:
+        await store.close()
