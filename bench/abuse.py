@@ -410,10 +410,12 @@ def main() -> int:
     parser.add_argument("--stall", type=float, default=15.0)
     parser.add_argument("--loris", type=int, default=1000)
     parser.add_argument("--loris-seconds", type=float, default=12.0)
-    parser.add_argument("--flood", type=int, default=300)
+    parser.add_argument("--flood", type=int, default=3000)
     parser.add_argument("--flood-window", type=int, default=8)
     parser.add_argument("--flood-seconds", type=float, default=20.0)
     parser.add_argument("--every", type=float, default=0.02, help="bystander period, s")
+    # A p99 wants a few hundred samples: 10 s at one push every 20 ms gives ~400.
+    parser.add_argument("--idle-seconds", type=float, default=10.0, help="idle phase, s")
     parser.add_argument("--frame-timeout", type=float, default=3.0)
     parser.add_argument("--idle-timeout", type=float, default=5.0)
     parser.add_argument("--only", choices=ATTACKS, action="append", help="run only these")
@@ -444,7 +446,7 @@ def main() -> int:
         phases.mark(IDLE)
         sampler.start()
         bystander.start()
-        time.sleep(3.0)  # the idle figures
+        time.sleep(args.idle_seconds)  # the idle figures
         for name in chosen:
             phases.mark(name)
             notes[name] = runs[name](daemon.socket, args)

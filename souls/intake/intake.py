@@ -13,9 +13,9 @@ from souls.events import EventIn, event_time
 from souls.intake.attention_gate import AttentionConfig, AttentionGate
 from souls.intake.field_screen import screen, shown
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
+from souls.intake.offload import checked_words
 from souls.intake.surprise import WorldModel
 from souls.store.store import NewEvent
-from souls.text.tokenize import tokens
 from supervisor.errors import InvalidParams
 from supervisor.pace import Pacer
 
@@ -32,6 +32,7 @@ class Dropped:
 class Intake:
     def __init__(self, hygiene: HygieneConfig, attention: AttentionConfig) -> None:
         self.gate = HygieneGate(hygiene)
+        self._hygiene = hygiene
         self._attention = AttentionGate(attention)
 
     def shown(self, value: str | None) -> str | None:
@@ -43,10 +44,10 @@ class Intake:
     ) -> NewEvent | Dropped:
         """Gate ``event`` and measure its surprise against ``world`` (if any), giving the
         event loop back between the steps when ``pace`` says the turn held it a slice
-        (the gate and the tokenizer each cost a millisecond on the longest texts).
+        (a long text is gated and tokenised in a worker process: souls.intake.offload).
 
         Raises RejectedInput (hygiene) or InvalidParams (bad time)."""
-        self.gate.check(event.text)
+        words = await checked_words(self._hygiene, self.gate, event.text)
         screen(self.gate, event, skip=("text",))
         await pace()
         try:
@@ -58,8 +59,6 @@ class Intake:
         )
         if not self._attention.admits(salience):
             return Dropped(salience)
-        words = tokens(event.text)
-        await pace()
         return NewEvent(
             ref=event.ref,
             kind=event.kind,

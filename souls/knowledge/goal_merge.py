@@ -48,13 +48,15 @@ def follow(
     now: float,
     next_id: int,
     person: Person = str,
+    signals: Sequence[GoalSignal] | None = None,
 ) -> list[GoalChange]:
     """The goal changes ``text``, said by ``speaker`` at ``now``, makes, in order; each
-    later one sees the earlier ones. ``next_id``: the id of the first goal created."""
+    later one sees the earlier ones. ``next_id``: the id of the first goal created.
+    ``signals``: ``read_goals(text)`` when the caller has read it already (elsewhere)."""
     working = {g.id: g for g in goals}
     changes: list[GoalChange] = []
     who = person(speaker)
-    for signal in read_goals(text):
+    for signal in read_goals(text) if signals is None else signals:
         update = _update(list(working.values()), signal, who, now, person)
         if update is None:
             continue

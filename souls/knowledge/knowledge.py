@@ -33,6 +33,7 @@ import msgspec
 from souls.intake.hygiene_gate import HygieneGate
 from souls.knowledge.claims import (
     SLOTS,
+    Candidate,
     ClaimRow,
     ClaimUpdate,
     extract_rules,
@@ -43,6 +44,7 @@ from souls.knowledge.claims import (
 )
 from souls.knowledge.entries import CLAIM_COLUMNS, QUESTION_COLUMNS, Claim, Entries
 from souls.knowledge.goal_merge import follow
+from souls.knowledge.goal_talk import read_goals
 from souls.knowledge.goals import Goal, GoalChange, GoalNote, apply, relink
 from souls.knowledge.questions import ASKING_KINDS, PendingQuestion, is_question, settle
 from souls.knowledge.tasks import Task
@@ -61,7 +63,7 @@ from souls.recall.shortlist import EntryIndex, entry_candidate, shortlist
 from souls.recall.surfacing import Surfacings
 from souls.store.batch import Batch
 from souls.store.store import NewEvent, Store
-from supervisor.pace import Pacer
+from supervisor.pace import OFFLOAD_CHARS, Pacer, in_worker
 
 __all__ = ["Knowledge", "KnowledgeConfig", "Plan"]
 
@@ -122,6 +124,11 @@ def _sourced(change: GoalChange, event_ids: Sequence[int]) -> GoalChange:
         return change
     goal = msgspec.structs.replace(change.goal, event_id=event_ids[-1 - source])
     return msgspec.structs.replace(change, goal=goal)
+
+
+def _rules(text: str, sender: str | None, ts: float, kind: str) -> list[Candidate]:
+    """:func:`extract_rules` with positional arguments (what a worker process is sent)."""
+    return extract_rules(text, sender=sender, ts=ts, kind=kind)
 
 
 @dataclass(slots=True)
@@ -241,7 +248,10 @@ class Knowledge:
             await pace()
             if self.config.claims:
                 speaker = event.person or event.sender
-                found = extract_rules(event.text, sender=speaker, ts=event.ts, kind=event.kind)
+                if len(event.text) >= OFFLOAD_CHARS:
+                    found = await in_worker(_rules, event.text, speaker, event.ts, event.kind)
+                else:
+                    found = extract_rules(event.text, sender=speaker, ts=event.ts, kind=event.kind)
                 for candidate in found:
                     if not gate(candidate, event.text).passed:
                         continue
@@ -353,9 +363,15 @@ class Knowledge:
                 continue
             if person is None:
                 person = await self._person()
+            signals = (
+                await in_worker(read_goals, event.text)
+                if len(event.text) >= OFFLOAD_CHARS
+                else None
+            )
             changes = follow(
                 list(working.values()),
                 event.text,
+                signals=signals,
                 speaker=subject_of(event.person or event.sender, event.kind),
                 now=event.ts,
                 next_id=max(working, default=0) + 1,

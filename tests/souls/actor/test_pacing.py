@@ -11,6 +11,8 @@ import anyio.lowlevel
 import pytest
 from conftest import MAILBOX_HYGIENE
 
+import souls.intake.offload
+import souls.knowledge.knowledge
 import supervisor.pace
 from souls.actor.clock import FixedClock
 from souls.actor.mailbox import Future, Mailbox
@@ -78,5 +80,17 @@ async def test_without_a_spent_slice_a_turn_runs_through(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(supervisor.pace, "SLICE", 3600.0)  # the slice never runs out
+    # and no text is long enough for a worker process (whose hand-over gives way too)
+    monkeypatch.setattr(souls.intake.offload, "OFFLOAD_CHARS", 10**9)
+    monkeypatch.setattr(souls.knowledge.knowledge, "OFFLOAD_CHARS", 10**9)
     order = await admitted_order(tmp_path, monkeypatch)
     assert order == ["flood"] * 8 + ["calm"]
+
+
+async def test_a_long_texts_work_in_a_worker_process_gives_way_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(supervisor.pace, "SLICE", 3600.0)  # no slice ever runs out
+    order = await admitted_order(tmp_path, monkeypatch)
+    assert sorted(order) == ["calm"] + ["flood"] * 8
+    assert order.index("calm") < 7, order  # it went in while a worker gated a long text
