@@ -202,6 +202,10 @@ def _loaded(provider: str, name: str) -> _Loaded:
             else:
                 module = importlib.import_module("sentence_transformers")
                 model = module.SentenceTransformer(name, device="cpu")
+                # One thread of inference: the daemon's loop needs the other cores, and
+                # torch's pool of spinning threads made each query ~30x slower on a
+                # busy 2-core machine.
+                importlib.import_module("torch").set_num_threads(1)
             found = _models[(provider, name)] = _Loaded(model)
         return found
 
