@@ -53,6 +53,9 @@ _MAX_TEXT = 8000
 # How the worker gives way to the soul's requests (see Embedding._yield_to_requests).
 _YIELD_STEP = 0.005
 _YIELD_MOST = 1.0
+# Once it was busy, the mailbox must stay empty this many steps: a pipelining client's
+# pushes leave it empty only for moments between turns.
+_QUIET = 4
 # Numbers one search may compare on the event loop (vectors x dimensions), by search:
 # ~1 ms with numpy (20k memories of 384 dimensions), ~20 ms in pure Python (1k of 384;
 # the thread then only lets the loop in between, every switch interval); above, a thread.
@@ -229,16 +232,25 @@ class Embedding:
                 await provider.aclose()
 
     async def _yield_to_requests(self) -> None:
-        """Let the soul's requests go first: while its mailbox holds some, the next batch
-        waits, ``_YIELD_STEP`` at a time, ``_YIELD_MOST`` at most (so that under constant
+        """Let the soul's requests go first: while its mailbox holds some, and until it
+        has stayed empty ``_QUIET`` steps, the next batch waits, ``_YIELD_STEP`` at a
+        time, ``_YIELD_MOST`` at most (so that under constant
         load embedding still advances, a batch a second). A burst of pushes is acked at
         the rate it would be without a provider; its vectors follow once it has passed,
         what finds the backlog full meanwhile from the database."""
         waited = 0.0
-        while self._mailbox.statistics().queued and waited < _YIELD_MOST:
+        quiet = _QUIET  # the first look at an empty mailbox lets the batch go
+        busy = False
+        while waited < _YIELD_MOST:
+            if self._mailbox.statistics().queued:
+                busy, quiet = True, 0
+            elif quiet >= _QUIET:
+                break  # quiet for a while (or from the start): the soul is not busy
+            else:
+                quiet += 1
             await anyio.sleep(_YIELD_STEP)
             waited += _YIELD_STEP
-        if waited:
+        if busy:
             self._counts["yielded"] += 1
 
     async def _embed(self, provider: Embedder, jobs: list[_Job]) -> list[array[float]] | None:
