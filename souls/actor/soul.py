@@ -34,7 +34,7 @@ import errno
 import math
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -366,15 +366,20 @@ class Soul:
         await self._require_deck().session_draws(events, outcomes, self._changes)
         ingest.direct(events, outcomes)
         if reason is not None:
-            reflected = False
-            try:
-                reflected = await self._reflect_safely(reason)
-            finally:
-                # Answered even if the reflect blew up: the event itself is committed.
+
+            def answer(reflected: bool) -> None:
                 for envelope, outcome in triggers:
-                    if envelope.reply is not None:
+                    if envelope.reply is not None and not envelope.reply.settled:
                         result = msgspec.structs.replace(outcome, reflected=reflected)
                         envelope.reply.resolve(result)
+
+            reflected = False
+            try:
+                # Answered as soon as MEMORY.md is new, before its card is made.
+                reflected = await self._reflect_safely(reason, lambda: answer(True))
+            finally:
+                # Answered even if the reflect blew up: the event itself is committed.
+                answer(reflected)
 
     async def _disk_full(
         self, full: DiskFull, mailbox: Mailbox[Message], batch: Sequence[Envelope[Message]]
@@ -410,13 +415,19 @@ class Soul:
             await self._require_store().flush(changes, self._clock.now())
             await self._committed(changes)
 
-    async def _reflect(self, reason: str) -> ReflectResult:
+    async def _reflect(
+        self, reason: str, reflected: Callable[[], None] | None = None
+    ) -> ReflectResult:
         """Reflect and commit its result, then crystallise the new summary into a card
-        (raises SoulUnavailable when it cannot)."""
+        (raises SoulUnavailable when it cannot). ``reflected`` is called once the new
+        summary is committed, before the card is made: the pushes that triggered the
+        reflect are answered then, as the card is derived from what they already have."""
         try:
             mind = self._require_mind()
             result = await mind.reflect(reason, self._changes)
             await self._commit_changes()
+            if reflected is not None:
+                reflected()
             if result.changed:
                 await self._require_deck().crystallise(mind.summary.text)
         except DiskFull:
@@ -431,11 +442,13 @@ class Soul:
             ) from None
         return result
 
-    async def _reflect_safely(self, reason: str) -> bool:
+    async def _reflect_safely(
+        self, reason: str, reflected: Callable[[], None] | None = None
+    ) -> bool:
         """Reflect after stored events; a failure is logged (by ``_reflect``), never
         raised: the events that triggered it are committed whatever happens here."""
         try:
-            await self._reflect(reason)
+            await self._reflect(reason, reflected)
         except SoulUnavailable:
             return False
         except DiskFull as full:

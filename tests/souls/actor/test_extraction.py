@@ -166,7 +166,10 @@ async def test_the_backlog_is_bounded_by_count_and_bytes(tmp_path: Path) -> None
     slow = Reply(delay=5.0, body=answer("[]").body)
     cfg = config("http://127.0.0.1:9/v1", backlog=3, backlog_bytes=5_000)
     async with fake_model(slow) as model:
-        cfg = msgspec.structs.replace(cfg, llm=msgspec.structs.replace(cfg.llm, base_url=model.url))
+        # The first job stays in flight for the whole test (the long push's first worker
+        # process may take longer to start than the usual 0.5 s model timeout).
+        llm = msgspec.structs.replace(cfg.llm, base_url=model.url, timeout=30.0)
+        cfg = msgspec.structs.replace(cfg, llm=llm)
         async with soul(tmp_path, cfg) as mailbox:
             await push(mailbox, "first line, the one the model is asked about")
             while not model.requests:  # noqa: ASYNC110
