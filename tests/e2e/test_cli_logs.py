@@ -36,7 +36,12 @@ def test_request_lines_name_the_peer_and_the_method(
         "unknown_soul",
     )
     assert failed["peer_uid"] == os.getuid()
-    assert any(e["event"] == "soul.turn" and e["level"] == "debug" for e in daemon.log())
+    # The turn's line comes at its end, which may be after its replies (a push that made
+    # the soul reflect is answered before the card is made).
+    wait_for(
+        lambda: any(e["event"] == "soul.turn" and e["level"] == "debug" for e in daemon.log()),
+        "the soul.turn line at debug",
+    )
 
 
 def test_at_info_a_reminder_fires_in_one_line(soupd_home: Home, start_soupd: StartSoupd) -> None:
