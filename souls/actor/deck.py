@@ -16,8 +16,7 @@ outputs. Invariants a caller may rely on:
 * A card crystallised from a reflect is published as a ``card`` output.
 * A tide is written to ``tide/YYYY-MM-DD.md`` and ``.html`` in the soul's folder and
   published as a ``tide`` output.
-* A card, note or verdict the store refuses raises InvalidParams saying why; NotFound
-  when the card or draw it names does not exist.
+* A card, note or verdict the store refuses raises InvalidParams saying why.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ from souls.messages import CardAdd, Lightning
 from souls.results import PushResult
 from souls.store.changes import Changes
 from souls.store.store import Store
-from supervisor.errors import InvalidParams, MissingItem, NotFound, SoupdError
+from supervisor.errors import InvalidParams, SoupdError
 
 __all__ = ["Deck"]
 
@@ -135,8 +134,6 @@ class Deck:
     async def note(self, number: int, text: str) -> Card:
         try:
             return await self._cards.note(number, text, self._clock.now())
-        except MissingItem as exc:
-            raise NotFound(f"cannot add that note: {exc}") from None
         except ValueError as exc:
             raise InvalidParams(f"cannot add that note: {exc}") from None
 
@@ -171,8 +168,6 @@ class Deck:
                 exclude=request.exclude,
                 as_of=request.as_of,
             )
-        except MissingItem as exc:
-            raise NotFound(f"cannot draw: {exc}") from None
         except ValueError as exc:
             raise InvalidParams(f"cannot draw: {exc}") from None
         self._log.info(
@@ -201,8 +196,6 @@ class Deck:
     ) -> dict[str, object]:
         try:
             return await self._collider.verdict(draw, card, verdict, line, self._clock.now())
-        except MissingItem as exc:
-            raise NotFound(f"cannot record that verdict: {exc}") from None
         except ValueError as exc:
             raise InvalidParams(f"cannot record that verdict: {exc}") from None
 
