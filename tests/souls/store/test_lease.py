@@ -88,6 +88,7 @@ async def test_a_dead_owner_is_not_believed(pg_dsn: str, admin: asyncpg.Connecti
     assert await current_owner(admin, "alpha") is None
     # The table still names it; the lock says no one owns the soul.
     assert await admin.fetchval("SELECT owner FROM souls WHERE name = 'alpha'") == "10.0.0.1:7400"
+    await holder.release()  # its connection, dead on the server's side, is closed on ours
 
 
 async def test_a_holder_killed_by_sigkill_loses_the_soul(
