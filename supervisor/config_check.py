@@ -87,10 +87,8 @@ def check_configuration(locations: Locations) -> Report:
                 "be empty) to run it",
             )
         )
-    if daemon is not None:
-        if (problem := channel_problem(daemon.channels, set(good))) is not None:
-            report.errors.append(ConfigError(str(config_file), *problem))
-        report.warnings += _unset_secrets(config_file, daemon.channels)
+    if daemon is not None and (problem := channel_problem(daemon.channels, set(good))):
+        report.errors.append(ConfigError(str(config_file), *problem))
     return report
 
 
@@ -100,9 +98,7 @@ def check_one_file(path: Path) -> tuple[str, Report]:
     if path.parent.name == "souls":
         _check_soul(path, report)
         return "soul", report
-    daemon = _check_daemon(path, report)
-    if daemon is not None:
-        report.warnings += _unset_secrets(path, daemon.channels)
+    _check_daemon(path, report)
     return "daemon", report
 
 
@@ -114,14 +110,29 @@ def _check_daemon(path: Path, report: Report) -> DaemonConfig | None:
         return None
     before = len(report.errors)
     channels = data.get("channels")
-    for index, table in enumerate(channels if isinstance(channels, list) else []):
+    tables = channels if isinstance(channels, list) else []
+    refused: set[int] = set()
+    for index, table in enumerate(tables):
         # One table at a time, so that every channel's literal secret is named.
         if (secret := raw_problem({"channels": [table]})) is not None:
             key, problem = secret
             key = key.replace("channels[0]", f"channels[{index}]", 1)
             report.errors.append(ConfigError(str(path), key, problem))
-    if len(report.errors) == before:
+            refused.add(index)
+    if refused:
+        # The rest is still checked: the other tables, and each other channel alone.
+        rest = {key: value for key, value in data.items() if key != "channels"}
+        report.errors += problems(path, rest, DaemonConfig)
+        for index, table in enumerate(tables):
+            if index not in refused:
+                report.errors += _value_problems(path, f"channels[{index}]", table, ChannelConfig)
+    else:
         report.errors += problems(path, data, DaemonConfig)
+    for index, table in enumerate(tables):
+        # Warned for every channel valid alone, whatever else the file gets wrong.
+        if index not in refused and not _fails(table, ChannelConfig):
+            channel = msgspec.convert(table, ChannelConfig, strict=True)
+            report.warnings += _unset_secrets(path, index, channel)
     for key, value in _path_keys(data):
         try:
             expand(path, key, value)
@@ -246,19 +257,18 @@ def _choices(kind: Any) -> tuple[Any, ...]:
     return tuple(v for arg in typing.get_args(kind) for v in _choices(arg))
 
 
-def _unset_secrets(path: Path, channels: list[ChannelConfig]) -> list[ConfigError]:
+def _unset_secrets(path: Path, index: int, channel: ChannelConfig) -> list[ConfigError]:
     warnings = []
-    for index, channel in enumerate(channels):
-        for key in channel.__struct_fields__:
-            name = getattr(channel, key)
-            if key.endswith("_env") and isinstance(name, str) and not os.environ.get(name):
-                warnings.append(
-                    ConfigError(
-                        str(path),
-                        f"channels[{index}].{key}",
-                        f"environment variable {name} is not set here, so channel "
-                        f"{channel.name!r} would not connect; set it in soupd's environment "
-                        "(systemd: Environment= or LoadCredential=)",
-                    )
+    for key in channel.__struct_fields__:
+        name = getattr(channel, key)
+        if key.endswith("_env") and isinstance(name, str) and not os.environ.get(name):
+            warnings.append(
+                ConfigError(
+                    str(path),
+                    f"channels[{index}].{key}",
+                    f"environment variable {name} is not set here, so channel "
+                    f"{channel.name!r} would not connect; set it in soupd's environment "
+                    "(systemd: Environment= or LoadCredential=)",
                 )
+            )
     return warnings

@@ -89,3 +89,35 @@ def test_json_report_lists_the_errors(soupd_home: Home) -> None:
     report = json.loads(result.stdout)
     assert report["ok"] is False
     assert sorted(e["key"] for e in report["errors"]) == ["recall.k", "recall.kk"]
+
+
+def test_an_unknown_channel_kind_does_not_hide_the_other_errors(soupd_home: Home) -> None:
+    soupd_home.add_soul("ada")
+    path = soupd_home.write_config(
+        '[log]\nlevel = "loud"\nformat = "pretty"\n\n[socket]\nmdoe = "0600"\n\n'
+        f'[[channels]]\nname = "hooks"\nkind = "webhook"\nsouls = ["ada"]\n'
+        f'secret_env = "{SECRET_VARIABLE}"\n\n'
+        '[[channels]]\nname = "hooks2"\nkind = "webhok"\nsouls = ["ada"]\n\n'
+        '[[channels]]\nname = "hooks3"\nkind = "webhook"\nsouls = ["ada"]\nport = "x"\n'
+    )
+
+    for args in (("config", "check", path), ("config", "check")):
+        result = soupd_home.cli(*args)
+
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.splitlines()
+        errors = [line for line in lines if line.startswith("soupd: config error: ")]
+        warnings = [line for line in lines if line.startswith("soupd: warning: ")]
+        assert len(errors) + len(warnings) == len(lines), lines
+        keys = [line.split(": ")[3] for line in errors]
+        assert sorted(keys) == [
+            "channels[1].kind",
+            "channels[2].port",
+            "log.format",
+            "log.level",
+            "socket.mdoe",
+        ], lines
+        assert any("unknown kind 'webhok'" in line for line in errors)
+        (warning,) = warnings
+        assert "channels[0].secret_env" in warning
+        assert SECRET_VARIABLE in warning
