@@ -59,6 +59,7 @@ __all__ = [
     "InjectedFault",
     "InvalidParams",
     "MalformedFrame",
+    "MissingItem",
     "NotFound",
     "PeerRefused",
     "ProtocolError",
@@ -141,6 +142,12 @@ class NotFound(SoupdError):
     list what there is."""
 
     code = "not_found"
+
+
+class MissingItem(ValueError):
+    """Raised by a room of a soul, where it would raise ValueError, when a request names
+    an item the soul has none of (a claim, goal, card or draw id): a ValueError still to
+    the room's own callers, NotFound (with this message) once the actor answers it."""
 
 
 class RejectedInput(SoupdError):

@@ -16,7 +16,8 @@ outputs. Invariants a caller may rely on:
 * A card crystallised from a reflect is published as a ``card`` output.
 * A tide is written to ``tide/YYYY-MM-DD.md`` and ``.html`` in the soul's folder and
   published as a ``tide`` output.
-* A card, note or verdict the store refuses raises InvalidParams saying why.
+* A card, note or verdict the store refuses raises InvalidParams saying why; NotFound
+  when the card or draw it names does not exist.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from souls.messages import CardAdd, Lightning
 from souls.results import PushResult
 from souls.store.changes import Changes
 from souls.store.store import Store
-from supervisor.errors import InvalidParams, SoupdError
+from supervisor.errors import InvalidParams, MissingItem, NotFound, SoupdError
 
 __all__ = ["Deck"]
 
@@ -134,6 +135,8 @@ class Deck:
     async def note(self, number: int, text: str) -> Card:
         try:
             return await self._cards.note(number, text, self._clock.now())
+        except MissingItem as exc:
+            raise NotFound(f"cannot add that note: {exc}") from None
         except ValueError as exc:
             raise InvalidParams(f"cannot add that note: {exc}") from None
 
@@ -168,6 +171,8 @@ class Deck:
                 exclude=request.exclude,
                 as_of=request.as_of,
             )
+        except MissingItem as exc:
+            raise NotFound(f"cannot draw: {exc}") from None
         except ValueError as exc:
             raise InvalidParams(f"cannot draw: {exc}") from None
         self._log.info(
@@ -196,6 +201,8 @@ class Deck:
     ) -> dict[str, object]:
         try:
             return await self._collider.verdict(draw, card, verdict, line, self._clock.now())
+        except MissingItem as exc:
+            raise NotFound(f"cannot record that verdict: {exc}") from None
         except ValueError as exc:
             raise InvalidParams(f"cannot record that verdict: {exc}") from None
 

@@ -6,9 +6,11 @@ into :class:`~souls.knowledge.knowledge.Knowledge`, :class:`~souls.knowledge.per
 :mod:`souls.knowledge.navigate`; this module only joins them to the clock and turns their
 refusals into client errors. Invariants a caller may rely on:
 
-* A request the knowledge, persons or navigation refuse (``ValueError``; a ``read`` of
-  an unknown label, ``LookupError``) raises InvalidParams with the refusal's message;
-  ``why`` of a context never assembled raises InvalidParams naming the soul.
+* A request the knowledge, persons or navigation refuse (``ValueError``) raises
+  InvalidParams with the refusal's message; one naming a claim or goal id the soul has
+  none of (``MissingItem``), or a ``read`` of an unknown label (``LookupError``), raises
+  NotFound with it. ``why`` of a context never assembled raises InvalidParams naming
+  the soul.
 * A person link leaves the in-memory entries view current: the account's claims change
   subject in the table only, so the view is marked stale before the link and reloaded
   after it (left stale, to reload on next use, if the link fails).
@@ -36,7 +38,7 @@ from souls.messages import (
 )
 from souls.messages import Persons as PersonsMessage
 from souls.store.store import Store
-from supervisor.errors import InvalidParams
+from supervisor.errors import InvalidParams, MissingItem, NotFound
 
 __all__ = ["KNOWING", "Knowing", "KnowingRequest"]
 
@@ -113,7 +115,9 @@ class Knowing:
             case Read(id=label):
                 try:
                     return await read(self._store, self._knowledge, label)
-                except (ValueError, LookupError) as exc:
+                except LookupError as exc:  # an unknown label
+                    raise NotFound(str(exc)) from None
+                except ValueError as exc:
                     raise InvalidParams(str(exc)) from None
 
     async def _claims_and_goals(
@@ -139,5 +143,7 @@ class Knowing:
                     return await self._knowledge.update_goal(update, now)
                 case Goals():
                     return {"goals": sorted(self._knowledge.goals.values(), key=lambda g: g.id)}
+        except MissingItem as exc:
+            raise NotFound(str(exc)) from None
         except ValueError as exc:
             raise InvalidParams(str(exc)) from None

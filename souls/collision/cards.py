@@ -28,6 +28,7 @@ import msgspec
 from souls.collision.lines import key
 from souls.store.files import replace_text
 from souls.store.store import Store
+from supervisor.errors import MissingItem
 
 __all__ = ["Card", "CardStore", "render"]
 
@@ -142,7 +143,7 @@ class CardStore:
         card, answer = await self.get(number), await self.get(answered_by)
         if card is None or answer is None:
             missing = number if card is None else answered_by
-            raise ValueError(f"no card numbered {missing}; list them with `soupd cards`")
+            raise MissingItem(f"no card numbered {missing}; list them with `soupd cards`")
         if not 1 <= question <= len(card.questions) or question in card.closed:
             raise ValueError(f"card {number} has no open question {question}")
         if not 1 <= line <= len(answer.conclusions):
@@ -172,7 +173,7 @@ class CardStore:
         if not text.strip():
             raise ValueError("a note needs text")
         if await self.get(number) is None:
-            raise ValueError(f"no card numbered {number}; list them with `soupd cards`")
+            raise MissingItem(f"no card numbered {number}; list them with `soupd cards`")
         with anyio.CancelScope(shield=True):
             async with self._store.transaction() as db:
                 rows = list(

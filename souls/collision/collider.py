@@ -28,6 +28,7 @@ from souls.collision.lightning import Draw, LightningConfig, PoolCard, draw, red
 from souls.collision.lines import read
 from souls.collision.presentation_gate import GateCard, Verdict
 from souls.store.store import Store
+from supervisor.errors import MissingItem
 
 __all__ = ["VERDICTS", "Collider", "Collision", "LineRow", "VerdictRow", "pool_card"]
 
@@ -179,7 +180,7 @@ class Collider:
             )
         )
         if not rows:
-            raise ValueError(f"no draw {number}; see `soupd ledger`")
+            raise MissingItem(f"no draw {number}; see `soupd ledger`")
         recorded, seed, size, exclude, weights, cards = rows[0]
         if weights is None or size is None:
             raise ValueError(
@@ -214,7 +215,7 @@ class Collider:
             )
         )
         if not rows:
-            raise ValueError(f"no draw {draw}; see `soupd ledger`")
+            raise MissingItem(f"no draw {draw}; see `soupd ledger`")
         cards, presented = json.loads(rows[0][0]), bool(rows[0][1])
         if not presented:
             raise ValueError(f"draw {draw} was silent: nothing was presented to judge")

@@ -39,6 +39,7 @@ from souls.messages import ClaimAdd
 from souls.recall.assembly import terms
 from souls.recall.shortlist import Entry, EntryIndex
 from souls.store.store import Store
+from supervisor.errors import MissingItem
 
 __all__ = [
     "CLAIM_COLUMNS",
@@ -343,7 +344,7 @@ class Entries:
             raise ValueError(f"action must be update, correct or retract, not {action!r}")
         found = await self.claims(ids=[claim_id])
         if not found:
-            raise ValueError(f"no entry c{claim_id}; `soupd claims` lists them")
+            raise MissingItem(f"no entry c{claim_id}; `soupd claims` lists them")
         old = found[0]
         if old.state in ("superseded", "retracted"):
             raise ValueError(f"entry c{claim_id} is already {old.state}; change the entry in force")

@@ -50,6 +50,7 @@ from souls.recall.potential import Scored
 from souls.results import RecallItem
 from souls.text.content import is_content
 from souls.text.tokenize import query_terms, tokens
+from supervisor.errors import MissingItem
 
 __all__ = [
     "LOW_PRIORITY",
@@ -330,7 +331,7 @@ def _target(goals: Sequence[Goal], update: GoalUpdate, speaker: str, person: Per
     if update.goal_id is not None:
         goal = next((g for g in goals if g.id == update.goal_id), None)
         if goal is None:
-            raise ValueError(f"no goal g{update.goal_id}; list the goals to find its id")
+            raise MissingItem(f"no goal g{update.goal_id}; list the goals to find its id")
         if person(goal.speaker) != speaker:
             raise ValueError(f"goal g{goal.id} is held by {goal.speaker!r}, not {speaker!r}")
         return goal

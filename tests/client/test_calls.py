@@ -145,7 +145,7 @@ REFUSED: list[tuple[Any, type[soupd.SoupdError], str]] = [
     (lambda c: c.push("alpha", "ghp_" + "a1B2" * 9), soupd.CredentialFound, "hygiene.credential"),
     (lambda c: c.push("alpha", "a\x00b"), soupd.InvalidCharacters, "hygiene.invalid_chars"),
     (lambda c: c.push("alpha", "same\n" * 5), soupd.RepeatedLines, "hygiene.repeated_lines"),
-    (lambda c: c.retract_claim("alpha", 999), soupd.InvalidParams, "invalid_params"),
+    (lambda c: c.retract_claim("alpha", 999), soupd.NotFound, "not_found"),
     (lambda c: c.forget("alpha"), soupd.InvalidParams, "invalid_params"),
 ]
 

@@ -90,7 +90,7 @@ def test_reflects_crystallise_cards_and_the_folder_agrees(
     bad = daemon.call("card.synthesize", {"soul": "ada", "conclusions": ["x"], "members": [1]})
     assert bad["error"]["code"] == "invalid_params"
     unknown = daemon.call("card.note", {"soul": "ada", "number": 999, "text": "hi"})
-    assert unknown["error"]["code"] == "invalid_params"
+    assert unknown["error"]["code"] == "not_found"
     assert "999" in unknown["error"]["message"]
     restarts = {s["name"]: s["restarts"] for s in daemon.result("soul.list")["souls"]}
     assert restarts == {"ada": 0}  # bad input never crashed the soul
@@ -160,7 +160,11 @@ def test_verdicts_belong_to_the_user(soupd_home: Home, start_soupd: StartSoupd) 
         return str(reply["error"]["message"])
 
     assert "silent" in refused(draw=silent["draw"], card=card, verdict="approve")
-    assert "no draw 99" in refused(draw=99, card=card, verdict="approve")
+    missing = daemon.call(
+        "verdict", {"soul": "ada", "draw": 99, "card": card, "verdict": "approve"}
+    )
+    assert missing["error"]["code"] == "not_found"
+    assert "no draw 99" in missing["error"]["message"]
     assert "not in draw" in refused(draw=shown["draw"], card=outsider, verdict="approve")
     assert "--line" in refused(draw=shown["draw"], card=card, verdict="strong")
     assert "between 1 and 2" in refused(draw=shown["draw"], card=card, verdict="strong", line=5)
