@@ -58,6 +58,7 @@ from supervisor.errors import (
     SoupdError,
     UnknownSoul,
 )
+from supervisor.output_kinds import kinds_problem
 from supervisor.outputs import Outputs
 from supervisor.tree import shielded_cleanup
 
@@ -72,7 +73,7 @@ _ABANDONED = SoulUnavailable("the client closed the connection before its reply"
 class SubscribeParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     # Only outputs of these souls (all when empty).
     souls: list[str] = []
-    # Only outputs of these kinds: wakeup, internal_signal, reflect, spark... (all when empty).
+    # Only outputs of these kinds (all when empty): OUTPUT_KINDS, no other.
     kinds: list[str] = []
     # Outputs held for this subscriber while it is slow; beyond, they are dropped and
     # counted (an "overflow" output says how many).
@@ -81,6 +82,8 @@ class SubscribeParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     def __post_init__(self) -> None:
         if not 1 <= self.buffer <= 65536:
             raise ValueError("buffer must be between 1 and 65536")
+        if (problem := kinds_problem(self.kinds)) is not None:
+            raise ValueError(problem)
 
 
 class _Pending(Reply):

@@ -54,6 +54,7 @@ from soupd._errors import (
 from soupd._paths import find_socket
 from soupd._sync import Client, ClientStatistics, Subscription
 from soupd._types import (
+    OUTPUT_KINDS,
     Claim,
     ClaimChange,
     Claims,
@@ -88,6 +89,7 @@ from soupd._types import (
 )
 
 __all__ = [
+    "OUTPUT_KINDS",
     "AmbiguousExclusion",
     "AsyncClient",
     "AsyncSubscription",

@@ -24,7 +24,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import anyio
 import anyio.abc
 
-from soupd._calls import Call, calls, method_signature
+from soupd._calls import Call, calls, method_signature, subscribe_params
 from soupd._errors import ClientTimeout, ConnectionLost, DaemonNotRunning, SoupdError
 from soupd._imports import ImportPlan
 from soupd._paths import find_socket
@@ -314,7 +314,7 @@ class AsyncClient:
     ) -> AsyncSubscription:
         """As :meth:`soupd.Client.subscribe`: ``async with c.subscribe() as sub:`` then
         ``async for output in sub``."""
-        params = {"souls": souls or [], "kinds": kinds or [], "buffer": buffer}
+        params = subscribe_params(souls, kinds, buffer)
         return AsyncSubscription(self.path, params, timeout, self.max_reply_bytes)
 
     # The same timeout= as every method's: it bounds each request, not the whole import.

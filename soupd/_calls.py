@@ -20,7 +20,9 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from soupd._errors import InvalidParams
 from soupd._types import (
+    OUTPUT_KINDS,
     ClaimChange,
     Claims,
     Context,
@@ -42,7 +44,15 @@ from soupd._types import (
     Why,
 )
 
-__all__ = ["Call", "When", "calls", "import_result", "method_signature", "when"]
+__all__ = [
+    "Call",
+    "When",
+    "calls",
+    "import_result",
+    "method_signature",
+    "subscribe_params",
+    "when",
+]
 
 T = TypeVar("T")
 # A time: Unix seconds, ISO 8601 text (UTC when it has no zone), or a datetime.
@@ -122,6 +132,20 @@ def when(value: When | None) -> float | str | None:
     if isinstance(value, datetime):
         return value.isoformat()
     return value
+
+
+def subscribe_params(
+    souls: list[str] | None, kinds: list[str] | None, buffer: int
+) -> dict[str, Any]:
+    """``subscribe``'s params; InvalidParams for a kind the daemon never streams (it
+    would refuse it too), before any connection is opened."""
+    unknown = [kind for kind in kinds or [] if kind not in OUTPUT_KINDS]
+    if unknown:
+        raise InvalidParams(
+            f"invalid params for subscribe: unknown output kind {unknown[0]!r}; "
+            f"the kinds are {', '.join(OUTPUT_KINDS)}"
+        )
+    return {"souls": souls or [], "kinds": kinds or [], "buffer": buffer}
 
 
 def _params(**given: Any) -> dict[str, Any]:

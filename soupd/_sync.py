@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from soupd._calls import Call, calls, method_signature
+from soupd._calls import Call, calls, method_signature, subscribe_params
 from soupd._errors import ClientTimeout, ConnectionLost, DaemonNotRunning, SoupdError
 from soupd._imports import ImportPlan
 from soupd._paths import find_socket
@@ -244,7 +244,7 @@ class Client:
         None), on a connection of their own. Use as a context manager: entering it
         returns once the daemon has confirmed, so nothing published after is missed.
         ``timeout`` bounds the confirmation and each wait for an output (None: forever)."""
-        params = {"souls": souls or [], "kinds": kinds or [], "buffer": buffer}
+        params = subscribe_params(souls, kinds, buffer)
         return Subscription(self.path, params, timeout, self.max_reply_bytes)
 
     def import_events(

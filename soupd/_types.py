@@ -350,10 +350,26 @@ class SoulDeleted(_Result, frozen=True):
     kept: list[str] = []
 
 
+# The kinds of output the daemon streams: its own list (supervisor.output_kinds)
+# mirrored, as this package imports nothing of the daemon; tests/client holds them equal.
+OUTPUT_KINDS: tuple[str, ...] = (
+    "card",
+    "direct",
+    "internal_signal",
+    "log",
+    "overflow",
+    "reflect",
+    "reply",
+    "spark",
+    "tide",
+    "wakeup",
+)
+
+
 class Output(_Result, frozen=True):
-    """One streamed output of a soul: ``kind`` is reflect, wakeup, internal_signal,
-    spark, card, tide, direct, reply, log... or ``overflow`` (``payload["dropped"]``
-    outputs were lost because the subscriber fell behind)."""
+    """One streamed output of a soul: ``kind`` is one of :data:`OUTPUT_KINDS` (reflect,
+    wakeup, internal_signal, spark, card, tide, direct, reply, log), ``overflow`` meaning
+    ``payload["dropped"]`` outputs were lost because the subscriber fell behind."""
 
     soul: str
     kind: str

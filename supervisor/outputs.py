@@ -8,6 +8,8 @@ Invariants:
 * Each subscription has its own bounded buffer. When a subscriber falls behind, what
   does not fit is dropped *for that subscriber only*, counted, and reported to it in
   the stream (an ``overflow`` output) as soon as there is room again.
+* Only the kinds of :data:`supervisor.output_kinds.OUTPUT_KINDS` are published: another
+  is a programming error (ValueError), never a stream nobody can subscribe to.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = ["Output", "Outputs", "Subscription"]
+from supervisor.output_kinds import OUTPUT_KINDS
+
+__all__ = ["OUTPUT_KINDS", "Output", "Outputs", "Subscription"]
 
 
 class Output(msgspec.Struct, frozen=True):
@@ -73,6 +77,8 @@ class Outputs:
         self.published = 0
 
     def publish(self, soul: str, kind: str, payload: dict[str, Any]) -> None:
+        if kind not in OUTPUT_KINDS:
+            raise ValueError(f"unknown output kind {kind!r}; add it to OUTPUT_KINDS")
         output = Output(soul, kind, time.time(), payload)
         self.published += 1
         for subscription in self._subscriptions:

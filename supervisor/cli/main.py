@@ -30,25 +30,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from supervisor.cli import cards, check, data, exits, knowledge, loop, memories, soul, tasks
 from supervisor.errors import SoupdError
+from supervisor.output_kinds import OUTPUT_KINDS
 
 if TYPE_CHECKING:
     from supervisor.config import Settings
 
 __all__ = ["main"]
-
-# The kinds of output a soul (or the daemon) publishes, for `soupd watch --kind`.
-OUTPUT_KINDS = (
-    "card",
-    "direct",
-    "internal_signal",
-    "log",
-    "overflow",
-    "reflect",
-    "reply",
-    "spark",
-    "tide",
-    "wakeup",
-)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

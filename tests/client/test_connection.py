@@ -48,6 +48,21 @@ def test_subscribing_to_an_unknown_soul_fails(daemon: Daemon) -> None:
         pass
 
 
+async def test_an_unknown_output_kind_is_refused_by_both_clients(daemon: Daemon) -> None:
+    said = "unknown output kind 'reflects'; the kinds are " + ", ".join(soupd.OUTPUT_KINDS)
+    sync = soupd_client(daemon)
+    with pytest.raises(soupd.InvalidParams, match=said), sync.subscribe(["alpha"], ["reflects"]):
+        pass
+    async with soupd_async(daemon) as client:
+        with pytest.raises(soupd.InvalidParams, match=said):
+            async with client.subscribe(["alpha"], kinds=["reflect", "reflects"], timeout=15):
+                pass
+        # Every kind of the list is one the daemon takes.
+        async with client.subscribe(["alpha"], kinds=list(soupd.OUTPUT_KINDS), timeout=15):
+            pass
+    assert daemon.result("daemon.status")["subscribers"] == 0
+
+
 def test_a_call_past_its_timeout_raises_and_the_next_one_works(daemon: Daemon) -> None:
     with soupd_client(daemon, timeout=15) as client:
         client.push("alpha", "before the pause")

@@ -17,6 +17,7 @@ import soupd
 from soupd import _errors
 from supervisor import errors as daemon_errors
 from supervisor.config_file import client_socket
+from supervisor.output_kinds import OUTPUT_KINDS
 from supervisor.paths import locate
 
 PUBLIC = sorted(
@@ -31,6 +32,11 @@ def test_the_package_exports_what_all_says() -> None:
     assert set(soupd.__all__) <= exported
     modules = {name for name in exported if inspect.ismodule(getattr(soupd, name))}
     assert exported - modules - {"annotations"} == set(soupd.__all__)
+
+
+def test_the_output_kinds_mirror_the_daemons() -> None:
+    # The package may not import the daemon's list: it keeps a copy, held equal here.
+    assert soupd.OUTPUT_KINDS == OUTPUT_KINDS
 
 
 def test_both_clients_have_the_same_methods_and_arguments() -> None:

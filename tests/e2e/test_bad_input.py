@@ -152,6 +152,13 @@ INVALID_PARAMS = {
     "k-is-zero": ("recall", {"soul": "alpha", "query": "x", "k": 0}, "k"),
     "query-missing": ("recall", {"soul": "alpha"}, "query"),
     "events-not-list": ("event.import", {"soul": "alpha", "events": {"text": "x"}}, "events"),
+    # A kind no output has would be a stream that never delivers: refused, naming them.
+    "subscribe-unknown-kind": (
+        "subscribe",
+        {"kinds": ["reflect", "reflects"]},
+        "unknown output kind 'reflects'; the kinds are card, direct, internal_signal, log, "
+        "overflow, reflect, reply, spark, tide, wakeup",
+    ),
     "unknown-import-key": (
         "event.import",
         {"soul": "alpha", "events": [], "dry_run": True},

@@ -204,6 +204,10 @@ def test_subscribe_streams_outputs_as_server_sent_events(api: Api) -> None:
     assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "unknown_soul")
     bad = api.client.get("/v1/subscribe?buffer=0")
     assert (bad.status_code, bad.json()["error"]["code"]) == (400, "invalid_params")
+    typo = api.client.get("/v1/souls/ada/subscribe?kinds=reflect,wakeups")
+    assert (typo.status_code, typo.json()["error"]["code"]) == (400, "invalid_params")
+    assert "unknown output kind 'wakeups'; the kinds are card, direct," in typo.text
+    assert api.daemon.result("daemon.status")["http"]["streams"] == 0
 
 
 def test_bad_bodies_are_400_naming_the_problem_and_the_daemon_goes_on(api: Api) -> None:

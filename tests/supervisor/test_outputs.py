@@ -3,9 +3,13 @@ only its own outputs, counted and reported to it."""
 
 from __future__ import annotations
 
-import anyio
+import re
+from pathlib import Path
 
-from supervisor.outputs import Outputs
+import anyio
+import pytest
+
+from supervisor.outputs import OUTPUT_KINDS, Outputs
 
 
 async def test_filters_by_soul_and_kind() -> None:
@@ -43,3 +47,24 @@ async def test_a_slow_subscriber_is_told_what_it_missed() -> None:
     assert everything == [0, 1, 2, 3, 4]
     assert after.payload == {"n": 5}  # reported once, then the stream goes on
     assert slow.dropped == 3
+
+
+def test_only_the_listed_kinds_are_published() -> None:
+    hub = Outputs()
+    with pytest.raises(ValueError, match="unknown output kind 'reflects'"):
+        hub.publish("ada", "reflects", {})
+    assert hub.published == 0
+
+
+def test_every_kind_the_code_publishes_is_listed() -> None:
+    """The one list: each kind a soul emits or the daemon publishes is in OUTPUT_KINDS,
+    and each listed kind is published somewhere (``overflow`` by the hub itself)."""
+    call = re.compile(r'(?:\._emit|\.publish)\(\s*(?:[\w.]+,\s*)?"(\w+)"')
+    root = Path(__file__).resolve().parents[2]
+    published = {
+        kind
+        for package in ("souls", "supervisor", "channels")
+        for source in (root / package).rglob("*.py")
+        for kind in call.findall(source.read_text(encoding="utf-8"))
+    }
+    assert published | {"overflow"} == set(OUTPUT_KINDS)
