@@ -29,9 +29,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from channels.client import Client
+from souls.ids import memory_id
 from supervisor.errors import DaemonNotRunning, InvalidParams, SoupdError, UnknownSoul
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "Tool", "check_soul", "memory_number", "serve", "tool_list"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "Tool", "check_soul", "serve", "tool_list"]
 
 # JSON-RPC error of a resource the server does not have (MCP's resources/read).
 RESOURCE_NOT_FOUND = -32002
@@ -82,19 +83,6 @@ def _memory_updated(result: Any) -> tuple[str, Any]:
 
 def _rest(result: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     return {key: value for key, value in result.items() if key not in keys}
-
-
-def memory_number(value: Any) -> int:
-    """The socket's memory id for what an agent gives: a label (m12) or a number (12).
-    Raises InvalidParams."""
-    text = value[1:] if isinstance(value, str) and value[:1] in {"m", "M"} else value
-    if isinstance(text, int) and not isinstance(text, bool):
-        return text
-    if isinstance(text, str) and text.isdigit():
-        return int(text)
-    raise InvalidParams(
-        f"not a memory id: {value!r}; give the id a search or list_memories shows (m12)"
-    )
 
 
 def _string(description: str, **extra: Any) -> dict[str, Any]:
@@ -668,7 +656,7 @@ def _params(tool: Tool, arguments: Mapping[str, Any], soul: str | None) -> dict[
     params = {key: value for key, value in arguments.items() if value is not None}
     for key in tool.memory_ids:
         if key in params:
-            params[key] = memory_number(params[key])
+            params[key] = memory_id(params[key])
     if soul is not None and tool.per_soul:
         params["soul"] = soul
     return {**params, **tool.fixed}

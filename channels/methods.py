@@ -19,6 +19,7 @@ from channels.protocol import decode_params
 from souls.actor.mailbox import CallbackReply, Reply
 from souls.actor.memories import MAX_PAGE, parse_cursor
 from souls.events import EventIn, event_time, with_replay_ref
+from souls.ids import memory_id
 from souls.intake.field_screen import screen
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
 from souls.knowledge.persons import parse_identity
@@ -139,7 +140,8 @@ class MemoryListParams(_Filters, frozen=True, kw_only=True):
 
 
 class MemoryIdParams(SoulParams, frozen=True):
-    id: int
+    # The memory's number (7) or its label as ids are shown (m7): souls.ids.memory_id.
+    id: int | str
 
 
 class MemoryUpdateParams(MemoryIdParams, frozen=True):
@@ -329,12 +331,6 @@ def _filters(method: str, params: _Filters) -> tuple[float | None, float | None]
     return since, until
 
 
-def _memory_id(memory_id: int) -> int:
-    if not 1 <= memory_id < 2**63:
-        raise InvalidParams(f"memory id {memory_id} is not one; ids are whole numbers from 1")
-    return memory_id
-
-
 @dataclass(frozen=True, slots=True)
 class _Method:
     params: type[Any]
@@ -506,7 +502,7 @@ class Methods:
         await self._tell(params.soul, message, reply)
 
     async def _memory_get(self, params: MemoryIdParams, reply: Reply) -> None:
-        await self._tell(params.soul, MemoryGet(_memory_id(params.id)), reply)
+        await self._tell(params.soul, MemoryGet(memory_id(params.id)), reply)
 
     async def _memory_update(self, params: MemoryUpdateParams, reply: Reply) -> None:
         if not params.text.strip():
@@ -514,10 +510,10 @@ class Methods:
                 "memory.update needs the corrected text: text (to remove the memory, use "
                 "memory.delete)"
             )
-        await self._tell(params.soul, MemoryUpdate(_memory_id(params.id), params.text), reply)
+        await self._tell(params.soul, MemoryUpdate(memory_id(params.id), params.text), reply)
 
     async def _memory_delete(self, params: MemoryIdParams, reply: Reply) -> None:
-        await self._tell(params.soul, MemoryDelete(_memory_id(params.id)), reply)
+        await self._tell(params.soul, MemoryDelete(memory_id(params.id)), reply)
 
     async def _context(self, params: ContextParams, reply: Reply) -> None:
         await self._tell(params.soul, Context(params.query, params.session), reply)

@@ -274,18 +274,19 @@ class _Calls:
         )
         return Call("memory.list", params, _page, retry=True, timeout=timeout)
 
-    def get_memory(self, soul: str, id: int, *, timeout: float | None = None) -> Call[Memory]:
+    def get_memory(self, soul: str, id: int | str, *, timeout: float | None = None) -> Call[Memory]:
+        """Memory ``id``: its number (7) or its label as ids are shown (m7)."""
         return Call("memory.get", {"soul": soul, "id": id}, _memory, retry=True, timeout=timeout)
 
     def update_memory(
-        self, soul: str, id: int, text: str, *, timeout: float | None = None
+        self, soul: str, id: int | str, text: str, *, timeout: float | None = None
     ) -> Call[MemoryUpdated]:
         """Correct memory ``id``'s text: a new memory in its place (re-derived)."""
         params = {"soul": soul, "id": id, "text": text}
         return Call("memory.update", params, _updated, retry=False, timeout=timeout)
 
     def delete_memory(
-        self, soul: str, id: int, *, timeout: float | None = None
+        self, soul: str, id: int | str, *, timeout: float | None = None
     ) -> Call[ForgetResult]:
         """Forget memory ``id`` and its event, as :meth:`forget` by ref does."""
         params = {"soul": soul, "id": id}

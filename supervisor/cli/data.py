@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from supervisor.cli.shared import Call, Command, Show, key_values
+from supervisor.cli.shared import Call, Command, Show, key_values, memory_id
 from supervisor.errors import InvalidParams
 
 __all__ = ["register"]
@@ -90,7 +90,9 @@ def register(
     p.add_argument("soul")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--ref", help="the event with this ref")
-    which.add_argument("--id", type=int, help="the memory with this id (`soupd memories`)")
+    which.add_argument(
+        "--id", type=memory_id, help="the memory with this id, 7 or m7 (`soupd memories`)"
+    )
     which.add_argument("--match", help="events whose text contains this (any case)")
     which.add_argument("--before", help="events before this time (ISO 8601)")
     which.add_argument("--all", action="store_true", help="every event of the soul")

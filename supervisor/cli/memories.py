@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from supervisor.cli.render import iso
-from supervisor.cli.shared import Call, Command, Show
+from supervisor.cli.shared import Call, Command, Show, memory_id
 
 __all__ = ["register"]
 
@@ -61,7 +61,9 @@ def register(command: Command, call: Call, show: Show) -> None:
         action = actions.add_parser(name, help=text, description=text)
         action.set_defaults(handler=handler)
         action.add_argument("soul")
-        action.add_argument("id", type=int, help="the memory's id (as `soupd memories` lists it)")
+        action.add_argument(
+            "id", type=memory_id, help="the memory's id, 7 or m7 (as `soupd memories` lists it)"
+        )
         if name == "update":
             action.add_argument("text", help="the corrected text")
         # As every command's: --json after the action too (SUPPRESS keeps a global one).

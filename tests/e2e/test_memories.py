@@ -112,7 +112,7 @@ def test_get_and_not_found(soupd_home: Home, start_soupd: StartSoupd) -> None:
     missing = daemon.call("memory.get", {"soul": "ada", "id": newest["id"] + 100})
     assert missing["error"]["code"] == "not_found"
     assert "soupd memories" in missing["error"]["message"]
-    bad = daemon.call("memory.get", {"soul": "ada", "id": "m3"})
+    bad = daemon.call("memory.get", {"soul": "ada", "id": "x3"})  # 3 and m3 are ids
     assert bad["error"]["code"] == "invalid_params"
 
 
