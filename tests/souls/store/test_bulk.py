@@ -1,4 +1,6 @@
-"""Multi-row inserts (souls.store.bulk) on a real database file."""
+"""Multi-row inserts (souls.store.bulk) on a real database file. SQLite only: the
+module binds SQLite's parameters on an aiosqlite connection (PgStore inserts with one
+``unnest`` a table instead, tested through the interface in test_store.py)."""
 
 from __future__ import annotations
 

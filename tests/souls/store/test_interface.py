@@ -1,16 +1,16 @@
 """The store interface (souls/store/interface.py) against both backends: every test here
 runs on a real SQLite file and on a real PostgreSQL server (tests/pgserver.py), through
-the same calls. The last tests load the same data into both and compare scores."""
+the same calls (the fixtures are tests/souls/store/conftest.py's). The last tests load
+the same data into both and compare scores."""
 
 from __future__ import annotations
 
 import random
 import sqlite3
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import anyio
 import asyncpg
 import pytest
 
@@ -42,45 +42,6 @@ def new_event(
         session=session, ts=ts, recorded=T0, salience=salience, text=text,
         doc=fts_document(text),
     )  # fmt: skip
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest) -> str | None:
-    """None for SQLite; for PostgreSQL, the DSN of a fresh database (tests/pgserver.py)."""
-    if request.param == "sqlite":
-        return None
-    dsn: str = request.getfixturevalue("pg_dsn")
-    return dsn
-
-
-@pytest.fixture
-async def opener(backend: str | None, tmp_path: Path) -> AsyncIterator[Opener]:
-    """Opens the soul's store (again: the same soul) on the backend of the parameter;
-    every store opened is closed at the end."""
-    opened: list[SoulStore] = []
-    pool: asyncpg.Pool | None = None
-    if backend is not None:
-        pool = await asyncpg.create_pool(backend, min_size=1, max_size=4)
-
-    async def open_store() -> SoulStore:
-        with anyio.fail_after(20):
-            if pool is None:
-                store: SoulStore = await Store.open(tmp_path / "soul.db", context_turns=2)
-            else:
-                store = await PgStore.open(pool, "alpha", context_turns=2)
-        opened.append(store)
-        return store
-
-    yield open_store
-    for store in opened:
-        await store.close()
-    if pool is not None:
-        await pool.close()
-
-
-@pytest.fixture
-async def store(opener: Opener) -> SoulStore:
-    return await opener()
 
 
 def integrity_errors() -> tuple[type[Exception], ...]:
