@@ -217,7 +217,9 @@ class HttpApi:
         if self._document is None:
             names = [n for n in self._methods.names if n != "subscribe"]
             methods = {name: self._methods.params_of(name) for name in names}
-            document = spec.openapi(self._version, methods, SubscribeParams)
+            results = {name: self._methods.result_of(name) for name in names}
+            typed = {name: kind for name, kind in results.items() if kind is not None}
+            document = spec.openapi(self._version, methods, SubscribeParams, typed)
             self._document = msgspec.json.encode(document)
         return Response(self._document, media_type="application/json")
 

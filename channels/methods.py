@@ -17,11 +17,16 @@ import msgspec
 
 from channels.protocol import decode_params
 from souls.actor.mailbox import CallbackReply, Reply
-from souls.actor.memories import MAX_PAGE, parse_cursor
+from souls.actor.memories import MAX_PAGE, MemoryUpdated, parse_cursor
+from souls.actor.rights import ForgetResult, RebuildResult
+from souls.collision.cards import Card
+from souls.collision.collider import Collision
+from souls.collision.tide import TideReport
 from souls.events import EventIn, event_time, with_replay_ref
 from souls.ids import memory_id
 from souls.intake.field_screen import screen
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
+from souls.knowledge.goals import GoalChange
 from souls.knowledge.persons import parse_identity
 from souls.messages import (
     AddTask,
@@ -66,7 +71,23 @@ from souls.messages import (
     Why,
 )
 from souls.messages import Observe as ObserveMessage
-from souls.results import MAX_REASONS, ImportResult, Rejection
+from souls.mind.metacognition import Confidence as ConfidenceResult
+from souls.recall.assembly import AssemblyLog
+from souls.results import (
+    MAX_REASONS,
+    ContextResult,
+    DecayResult,
+    HomeostasisResult,
+    ImportResult,
+    MemoryItem,
+    MemoryPage,
+    PushResult,
+    RecallResult,
+    ReflectResult,
+    Rejection,
+    SoulStats,
+    TasksResult,
+)
 from supervisor.errors import InvalidParams, SoupdError, UnknownMethod
 from supervisor.registry import Registry
 from supervisor.soul_files import toml_text
@@ -335,6 +356,9 @@ def _filters(method: str, params: _Filters) -> tuple[float | None, float | None]
 class _Method:
     params: type[Any]
     run: Callable[[Any, Reply], Awaitable[None]]
+    # The Struct the result is (its JSON Schema documents the HTTP answer); None when
+    # the result is a plain table.
+    result: type[Any] | None = None
 
 
 class Methods:
@@ -361,50 +385,50 @@ class Methods:
         # Events handed to souls so far (pushed or imported): the STATUS rate.
         self.events_received = 0
         self._table: dict[str, _Method] = {
-            "event.push": _Method(PushParams, self._push),
-            "event.import": _Method(ImportParams, self._import),
-            "recall": _Method(RecallParams, self._recall),
-            "context": _Method(ContextParams, self._context),
-            "reflect": _Method(SoulParams, self._reflect),
-            "weekly": _Method(SoulParams, self._weekly),
-            "decay": _Method(DecayParams, self._decay),
-            "homeostasis": _Method(SoulParams, self._homeostasis),
-            "confidence": _Method(ConfidenceParams, self._confidence),
-            "card.add": _Method(CardAddParams, self._card_add),
-            "card.synthesize": _Method(CardSynthesizeParams, self._card_synthesize),
-            "card.note": _Method(CardNoteParams, self._card_note),
+            "event.push": _Method(PushParams, self._push, PushResult),
+            "event.import": _Method(ImportParams, self._import, ImportResult),
+            "recall": _Method(RecallParams, self._recall, RecallResult),
+            "context": _Method(ContextParams, self._context, ContextResult),
+            "reflect": _Method(SoulParams, self._reflect, ReflectResult),
+            "weekly": _Method(SoulParams, self._weekly, ReflectResult),
+            "decay": _Method(DecayParams, self._decay, DecayResult),
+            "homeostasis": _Method(SoulParams, self._homeostasis, HomeostasisResult),
+            "confidence": _Method(ConfidenceParams, self._confidence, ConfidenceResult),
+            "card.add": _Method(CardAddParams, self._card_add, Card),
+            "card.synthesize": _Method(CardSynthesizeParams, self._card_synthesize, Card),
+            "card.note": _Method(CardNoteParams, self._card_note, Card),
             "cards": _Method(CardsParams, self._cards),
-            "lightning": _Method(LightningParams, self._lightning),
+            "lightning": _Method(LightningParams, self._lightning, Collision),
             "ledger": _Method(LedgerParams, self._ledger),
             "verdict": _Method(VerdictParams, self._verdict),
-            "tide": _Method(TideParams, self._tide),
+            "tide": _Method(TideParams, self._tide, TideReport),
             "claim.add": _Method(ClaimAddParams, self._claim_add),
             "claim.update": _Method(ClaimIdParams, self._claim_change("update")),
             "claim.correct": _Method(ClaimIdParams, self._claim_change("correct")),
             "claim.retract": _Method(ClaimIdParams, self._claim_change("retract")),
             "claims": _Method(ClaimsParams, self._claims),
-            "goal.update": _Method(GoalParams, self._goal_update),
+            "goal.update": _Method(GoalParams, self._goal_update, GoalChange),
             "goals": _Method(SoulParams, self._goals),
-            "why": _Method(WhyParams, self._why),
+            "why": _Method(WhyParams, self._why, AssemblyLog),
             "person.link": _Method(PersonLinkParams, self._person_link),
             "persons": _Method(SoulParams, self._persons),
             "map": _Method(MapParams, self._map),
             "memory.read": _Method(ReadParams, self._read),
-            "memory.list": _Method(MemoryListParams, self._memory_list),
-            "memory.get": _Method(MemoryIdParams, self._memory_get),
-            "memory.update": _Method(MemoryUpdateParams, self._memory_update),
-            "memory.delete": _Method(MemoryIdParams, self._memory_delete),
+            "memory.list": _Method(MemoryListParams, self._memory_list, MemoryPage),
+            "memory.get": _Method(MemoryIdParams, self._memory_get, MemoryItem),
+            "memory.update": _Method(MemoryUpdateParams, self._memory_update, MemoryUpdated),
+            "memory.delete": _Method(MemoryIdParams, self._memory_delete, ForgetResult),
             "status_page": _Method(StatusPageParams, self._status_page),
-            "forget": _Method(ForgetParams, self._forget),
+            "forget": _Method(ForgetParams, self._forget, ForgetResult),
             "export": _Method(ExportParams, self._export),
             "backup": _Method(BackupParams, self._backup),
-            "rebuild": _Method(SoulParams, self._rebuild),
-            "task.add": _Method(TaskAddParams, self._task_add),
-            "tasks": _Method(SoulParams, self._tasks),
+            "rebuild": _Method(SoulParams, self._rebuild, RebuildResult),
+            "task.add": _Method(TaskAddParams, self._task_add, TasksResult),
+            "tasks": _Method(SoulParams, self._tasks, TasksResult),
             "soul.list": _Method(NoParams, self._soul_list),
             "soul.create": _Method(SoulCreateParams, self._soul_create),
             "soul.delete": _Method(SoulDeleteParams, self._soul_delete),
-            "soul.stats": _Method(SoulParams, self._soul_stats),
+            "soul.stats": _Method(SoulParams, self._soul_stats, SoulStats),
             "daemon.status": _Method(NoParams, self._daemon_status),
             "logs": _Method(LogsParams, self._recent_logs),
         }
@@ -419,6 +443,10 @@ class Methods:
     def params_of(self, method: str) -> type[Any]:
         """The params Struct of ``method`` (the HTTP API's schemas are made from it)."""
         return self._table[method].params
+
+    def result_of(self, method: str) -> type[Any] | None:
+        """The result Struct of ``method``, None when its result is a plain table."""
+        return self._table[method].result
 
     def has_soul(self, name: str) -> bool:
         try:

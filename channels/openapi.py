@@ -1,8 +1,11 @@
 """The HTTP API's OpenAPI 3.1 document, made from the socket's method table.
 
 Nothing here is written per method: each method's request body is the JSON Schema of
-its params Struct (``msgspec.json.schema_components``), so a method added to
-:mod:`channels.methods` is an HTTP route, documented, without a line changed here.
+its params Struct (``msgspec.json.schema_components``), its 200 answer that of its
+result Struct when the method table names one (an object otherwise), and its
+operationIds come from its name (``rpc_memory_get``, ``soul_memory_get``), so a method
+added to :mod:`channels.methods` is an HTTP route, documented, without a line changed
+here.
 The routes (one home for their paths, which :mod:`channels.http_api` serves):
 
 * ``POST /v1/rpc/<method>``: any method; the body is its params, as on the socket.
@@ -16,10 +19,13 @@ The routes (one home for their paths, which :mod:`channels.http_api` serves):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+
+from supervisor.output_kinds import OUTPUT_KINDS
 
 __all__ = [
     "EVENTS",
@@ -42,6 +48,9 @@ SUBSCRIBE = "/v1/subscribe"
 WEBHOOK = "/v1/webhooks/{channel}"
 
 _REF = "#/components/schemas/{name}"
+_NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]+")
+# The answer of a method whose result is a plain table (no Struct says more).
+_OBJECT = {"type": "object"}
 _ERROR = {
     "description": "an error: the soupd code (what clients branch on) and what to do",
     "content": {"application/json": {"schema": {"$ref": _REF.format(name="Error")}}},
@@ -87,46 +96,69 @@ def takes_soul(params: type[Any]) -> bool:
     return soul is not None and soul.required and soul.type is str
 
 
-def openapi(version: str, methods: Mapping[str, type[Any]], subscribe: type[Any]) -> Any:
-    """The document for ``methods`` (name -> params Struct; ``subscribe`` excluded)."""
+def openapi(
+    version: str,
+    methods: Mapping[str, type[Any]],
+    subscribe: type[Any],
+    results: Mapping[str, type[Any]] | None = None,
+) -> Any:
+    """The document for ``methods`` (name -> params Struct; ``subscribe`` excluded), the
+    200 answer of each method in ``results`` (name -> result Struct) described by its
+    Struct's schema, of every other one as an object."""
     names = sorted(methods)
+    typed = sorted(results or {})
     refs, components = msgspec.json.schema_components(
-        [methods[name] for name in names] + [subscribe], ref_template=_REF
+        [methods[name] for name in names] + [subscribe] + [(results or {})[name] for name in typed],
+        schema_hook=_schema_hook,
+        ref_template=_REF,
     )
-    by_name = dict(zip(names, refs[:-1], strict=True))
+    by_name = dict(zip(names, refs[: len(names)], strict=True))
+    sub = refs[len(names)]["$ref"].rsplit("/", 1)[1]
+    answers = dict(zip(typed, refs[len(names) + 1 :], strict=True))
     components["Error"] = _ERROR_SCHEMA
     paths: dict[str, Any] = {
         OPENAPI: {
             "get": {
                 "summary": "this document",
+                "operationId": "openapi",
                 "security": [],
                 "responses": {"200": {"description": "the OpenAPI document"}},
             }
         }
     }
     for name in names:
-        paths[RPC.format(method=name)] = {"post": _operation(name, by_name[name], f"rpc {name}")}
+        answer = answers.get(name, _OBJECT)
+        operation = _operation(name, by_name[name], answer, _identifier("rpc", name))
+        paths[RPC.format(method=name)] = {"post": operation}
     for name in names:
         if not takes_soul(methods[name]):
             continue
         title = by_name[name]["$ref"].rsplit("/", 1)[1]
         body = f"{title}.InPath"
         components[body] = _without_soul(components[title])
-        operation = _operation(name, {"$ref": _REF.format(name=body)}, f"soul {name}")
+        in_path = {"$ref": _REF.format(name=body)}
+        answer = answers.get(name, _OBJECT)
+        operation = _operation(name, in_path, answer, _identifier("soul", name))
         operation["parameters"] = [_SOUL]
         paths[SOUL_METHOD.format(soul="{soul}", method=name)] = {"post": operation}
         if name == "event.push":
-            alias = {**operation, "operationId": "soul events"}
+            alias = {**operation, "operationId": "soul_events"}
             paths[EVENTS] = {"post": alias}
-    sub = refs[-1]["$ref"].rsplit("/", 1)[1]
     query = [
-        _query("kinds", "only outputs of these kinds, comma-separated (all when absent)"),
+        _query(
+            "kinds",
+            "only outputs of these kinds, comma-separated (all when absent): "
+            + ", ".join(OUTPUT_KINDS),
+        ),
         _query("buffer", "outputs held while the reader is slow", "integer"),
     ]
-    paths[SOUL_SUBSCRIBE] = {"get": _stream("soul subscribe", [_SOUL, *query], sub)}
+    paths[SOUL_SUBSCRIBE] = {"get": _stream("soul_subscribe", [_SOUL, *query], sub)}
     souls = _query("souls", "only outputs of these souls, comma-separated (all when absent)")
     paths[SUBSCRIBE] = {"get": _stream("subscribe", [souls, *query], sub)}
     paths[WEBHOOK] = {"post": _WEBHOOK}
+    ids = [op["operationId"] for path in paths.values() for op in path.values()]
+    if len(ids) != len(set(ids)):  # two method names made one identifier
+        raise ValueError(f"operationIds collide: {sorted(i for i in ids if ids.count(i) > 1)}")
     return {
         "openapi": "3.1.0",
         "info": {
@@ -183,7 +215,21 @@ def _query(name: str, description: str, kind: str = "string") -> dict[str, Any]:
     return {"name": name, "in": "query", "description": description, "schema": {"type": kind}}
 
 
-def _operation(method: str, body: Any, operation_id: str) -> dict[str, Any]:
+def _identifier(prefix: str, method: str) -> str:
+    """An operationId: ``rpc_memory_get`` for the method ``memory.get`` (letters,
+    digits and ``_`` only, as code generators want them)."""
+    return f"{prefix}_{_NOT_IDENTIFIER.sub('_', method)}"
+
+
+def _schema_hook(kind: type[Any]) -> dict[str, Any]:
+    """The schema of a type msgspec has none for: a field typed ``object`` holds any
+    JSON value."""
+    if kind is object:
+        return {"description": "any JSON value"}
+    raise NotImplementedError
+
+
+def _operation(method: str, body: Any, answer: Any, operation_id: str) -> dict[str, Any]:
     return {
         "summary": f"the socket method {method}",
         "operationId": operation_id,
@@ -191,7 +237,7 @@ def _operation(method: str, body: Any, operation_id: str) -> dict[str, Any]:
         "responses": {
             "200": {
                 "description": f"the result of {method}, as the socket gives it",
-                "content": {"application/json": {"schema": {}}},
+                "content": {"application/json": {"schema": answer}},
             },
             **{status: {**_ERROR, "description": why} for status, why in _STATUSES.items()},
         },

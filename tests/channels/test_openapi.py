@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jsonschema
@@ -17,6 +18,37 @@ from supervisor.registry import Registry
 
 def table(methods: Methods) -> dict[str, type[Any]]:
     return {n: methods.params_of(n) for n in methods.names if n != "subscribe"}
+
+
+def results(methods: Methods) -> dict[str, type[Any]]:
+    typed = {n: methods.result_of(n) for n in methods.names if n != "subscribe"}
+    return {n: kind for n, kind in typed.items() if kind is not None}
+
+
+def test_operation_ids_are_identifiers_and_typed_results_have_their_schema() -> None:
+    methods = Methods(Registry(), dict, fault_injection=True)
+    document = openapi("0.1.0", table(methods), SubscribeParams, results(methods))
+    paths, schemas = document["paths"], document["components"]["schemas"]
+    operations = [op for path in paths.values() for op in path.values()]
+    ids = [op["operationId"] for op in operations]
+    assert all(re.fullmatch(r"[A-Za-z0-9_]+", i) for i in ids), ids
+    assert len(ids) == len(set(ids))
+    assert paths["/v1/rpc/memory.get"]["post"]["operationId"] == "rpc_memory_get"
+    assert paths["/v1/souls/{soul}/memory.get"]["post"]["operationId"] == "soul_memory_get"
+    typed = results(methods)
+    assert {"event.push", "recall", "context", "memory.get", "forget", "tasks"} <= set(typed)
+    for name in table(methods):
+        routes = [f"/v1/rpc/{name}", f"/v1/souls/{{soul}}/{name}"]
+        for route in (r for r in routes if r in paths):
+            answer = paths[route]["post"]["responses"]["200"]["content"]["application/json"]
+            if name not in typed:
+                assert answer["schema"] == {"type": "object"}, name
+                continue
+            ref = answer["schema"]["$ref"].rsplit("/", 1)[1]
+            assert schemas[ref]["properties"], name
+            assert ref == typed[name].__name__, name
+    push = schemas["PushResult"]
+    assert {"event_id", "salience", "status"} <= set(push["properties"])
 
 
 def test_every_method_is_a_route_with_its_params_schema() -> None:
@@ -78,7 +110,7 @@ def test_the_schemas_say_what_the_methods_accept() -> None:
     """Each schema is valid JSON Schema (2020-12, as OpenAPI 3.1 uses), and a body the
     method takes validates while one it refuses does not."""
     methods = Methods(Registry(), dict)
-    document = openapi("0.1.0", table(methods), SubscribeParams)
+    document = openapi("0.1.0", table(methods), SubscribeParams, results(methods))
     for schema in document["components"]["schemas"].values():
         jsonschema.Draft202012Validator.check_schema(schema)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import socket
 import stat
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 
 from .harness import Daemon, Home, StartSoupd, wait_for
@@ -163,6 +165,48 @@ def test_openapi_lists_every_socket_method(api: Api) -> None:
     assert "soul" not in schemas[body.rsplit("/", 1)[1]]["properties"]
     assert "post" in paths["/v1/souls/{soul}/events"]
     assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    # Identifiers a code generator takes, one per operation.
+    ids = [op["operationId"] for path in paths.values() for op in path.values()]
+    assert all(re.fullmatch(r"[A-Za-z0-9_]+", i) for i in ids), ids
+    assert len(ids) == len(set(ids))
+    # Every answer is described; a method with a result Struct by that Struct's schema.
+    for path, item in paths.items():
+        if path.startswith("/v1/rpc/") or path.startswith("/v1/souls/{soul}/"):
+            for operation in item.values():
+                ok = operation["responses"]["200"]
+                if "application/json" in ok.get("content", {}):
+                    assert ok["content"]["application/json"]["schema"], path
+
+
+def answer_validator(document: Any, route: str) -> jsonschema.Draft202012Validator:
+    ok = document["paths"][route]["post"]["responses"]["200"]
+    schema = ok["content"]["application/json"]["schema"]
+    assert "$ref" in schema, route  # a typed result
+    return jsonschema.Draft202012Validator({**schema, "components": document["components"]})
+
+
+def test_the_answers_are_what_the_document_says(api: Api) -> None:
+    document = httpx.get(f"{api.base}/openapi.json", timeout=15).json()
+    calls: list[tuple[str, Any]] = [
+        ("/v1/souls/ada/events", {"text": "the boiler pressure gauge reads 3 bar", "ref": "b1"}),
+        ("/v1/rpc/event.import", {"soul": "ada", "events": [{"text": "Kim fixed it"}, {}]}),
+        ("/v1/souls/ada/recall", {"query": "boiler", "explain": True}),
+        ("/v1/souls/ada/context", {"query": "boiler"}),
+        ("/v1/souls/ada/why", {}),
+        ("/v1/souls/ada/memory.list", {"limit": 1}),
+        ("/v1/souls/ada/memory.get", {"id": 1}),
+        ("/v1/souls/ada/forget", {"ref": "b1", "dry_run": True}),
+        ("/v1/souls/ada/decay", {"dry_run": True}),
+        ("/v1/souls/ada/tasks", {}),
+        ("/v1/souls/ada/soul.stats", {}),
+        ("/v1/souls/ada/confidence", {"topic": "boiler"}),
+        ("/v1/souls/ada/reflect", {}),
+    ]
+    for path, body in calls:
+        route = path.replace("/souls/ada/", "/souls/{soul}/")
+        answer = api.ok(path, body)
+        errors = [e.message for e in answer_validator(document, route).iter_errors(answer)]
+        assert not errors, (path, errors, answer)
 
 
 def test_subscribe_streams_outputs_as_server_sent_events(api: Api) -> None:
