@@ -260,17 +260,19 @@ TOOLS: tuple[Tool, ...] = (
         "forget",
         "DESTRUCTIVE, cannot be undone: delete events from the soul's memory for good, "
         "with everything derived from them (memories, claims, goals, summaries, card "
-        "lines). Give exactly one of ref or match. Use it only when the user asks you to "
+        "lines). Give exactly one of ref, id or match. Use it only when the user asks you to "
         "forget something; call it with dry_run first to see how much would go, tell the "
         "user, then call it again without dry_run. Returns the counts.",
         {
             "ref": _string("Delete the event stored with this ref."),
+            "id": _MEMORY_ID | {"description": "Delete this memory (m12) and its event."},
             "match": _string("Delete every event whose text contains this (any case)."),
             "dry_run": _boolean("Only count what would be deleted; delete nothing."),
         },
         destructive=True,
         idempotent=True,
         output=_FORGOTTEN,
+        memory_ids=("id",),
     ),
     Tool(
         "check_confidence",

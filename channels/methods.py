@@ -236,9 +236,11 @@ class ConfidenceParams(SoulParams, frozen=True):
 
 
 class ForgetParams(SoulParams, frozen=True):
-    # Exactly one of: the event with this ref; events whose text contains this
-    # (case-insensitive); events before this time (ISO 8601 or Unix seconds); all.
+    # Exactly one of: the event with this ref; the event of this memory (7 or m7, as
+    # memory.delete); events whose text contains this (case-insensitive); events
+    # before this time (ISO 8601 or Unix seconds); all.
     ref: str | None = None
+    id: int | str | None = None
     match: str | None = None
     before: float | str | None = None
     all: bool = False
@@ -670,12 +672,13 @@ class Methods:
         await self._tell(params.soul, Ledger(params.limit), reply)
 
     async def _forget(self, params: ForgetParams, reply: Reply) -> None:
-        given = [params.ref is not None, params.match is not None, params.before is not None]
-        if sum(given) + params.all != 1:
+        given = [params.ref, params.id, params.match, params.before]
+        if sum(value is not None for value in given) + params.all != 1:
             raise InvalidParams(
-                "forget needs exactly one of ref, match, before or all; "
+                "forget needs exactly one of ref, match, id, before or all; "
                 'e.g. {"soul": "ada", "ref": "msg-42"}'
             )
+        memory = None if params.id is None else memory_id(params.id)
         if params.match is not None and not params.match.strip():
             raise InvalidParams("forget: match must not be empty (use all to forget everything)")
         before = None
@@ -684,7 +687,7 @@ class Methods:
                 before = event_time(params.before, 0.0)
             except ValueError as exc:
                 raise InvalidParams(f"invalid params for forget: {exc}") from None
-        message = Forget(params.ref, params.match, before, params.all, params.dry_run)
+        message = Forget(params.ref, params.match, before, params.all, params.dry_run, memory)
         if params.all and not params.dry_run and self._forgotten is not None:
             forgotten, soul = self._forgotten, params.soul
 

@@ -164,6 +164,8 @@ class Forget(msgspec.Struct, frozen=True, tag="forget"):
     everything: bool = False
     # Only count what would go (the reply's counts, ``dry_run`` true); delete nothing.
     dry_run: bool = False
+    # The event of this memory (as ``MemoryDelete``); NotFound when there is none.
+    memory: int | None = None
 
 
 class Export(msgspec.Struct, frozen=True, tag="export"):

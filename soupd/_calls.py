@@ -230,18 +230,21 @@ class _Calls:
         soul: str,
         *,
         ref: str | None = None,
+        id: int | str | None = None,
         match: str | None = None,
         before: When | None = None,
         all: bool = False,
         dry_run: bool = False,
         timeout: float | None = None,
     ) -> Call[ForgetResult]:
-        """Erase, for good, exactly one of: the event with ``ref``, events whose text
-        contains ``match``, events ``before`` a time, or ``all``; with ``dry_run``, only
-        count what would go. Not sent twice: a retry would report nothing erased."""
+        """Erase, for good, exactly one of: the event with ``ref``, the event of memory
+        ``id`` (7 or m7, as :meth:`delete_memory`), events whose text contains ``match``,
+        events ``before`` a time, or ``all``; with ``dry_run``, only count what would go.
+        Not sent twice: a retry would report nothing erased."""
         params = _params(
             soul=soul,
             ref=ref,
+            id=id,
             match=match,
             before=when(before),
             all=all or None,

@@ -528,10 +528,8 @@ class Soul:
                 case Embedded():
                     await self._running(self._embedding).apply()
                     result = None
-                case Forget(ref=ref, match=match, before=before, everything=everything) as asked:
-                    result = await self._forget(
-                        ref, match, before, everything, dry_run=asked.dry_run
-                    )
+                case Forget() as asked:
+                    result = await self._forget(asked)
                 case MemoryList() as listing:
                     scope = Scope(
                         listing.sender, listing.session, listing.kind, listing.since, listing.until
@@ -671,28 +669,21 @@ class Soul:
     def _rights(self) -> DataRights:
         return DataRights(self._require_store(), self.config.somatic, self._brain.root)
 
-    async def _forget(
-        self,
-        ref: str | None,
-        match: str | None,
-        before: float | None,
-        everything: bool,
-        *,
-        dry_run: bool = False,
-    ) -> ForgetResult:
-        if dry_run:  # the counts of the real forget, from a transaction rolled back
+    async def _forget(self, asked: Forget) -> ForgetResult:
+        if asked.dry_run:  # the counts of the real forget, from a transaction rolled back
             await self._commit_changes()
+        if asked.memory is not None:
+            ids: Sequence[int] = [await event_of(self._require_store(), asked.memory)]
+        else:
             ids = await self._rights().matching_events(
-                ref=ref, match=match, before=before, everything=everything
+                ref=asked.ref, match=asked.match, before=asked.before, everything=asked.everything
             )
+        if asked.dry_run:
             counted, _ = await self._rights().forget(
-                ids, self._clock.now(), match=match, dry_run=True
+                ids, self._clock.now(), match=asked.match, dry_run=True
             )
             return counted
-        ids = await self._rights().matching_events(
-            ref=ref, match=match, before=before, everything=everything
-        )
-        return await self._forget_events(ids, match)
+        return await self._forget_events(ids, asked.match)
 
     async def _forget_events(self, ids: Sequence[int], match: str | None = None) -> ForgetResult:
         """Forget the events ``ids`` and everything derived from them (rights.forget),

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from supervisor.cli.shared import Call, Command, Show, key_values, memory_id
-from supervisor.errors import InvalidParams
 
 __all__ = ["register"]
 
@@ -27,12 +26,7 @@ def register(
 ) -> None:
     def forget(args: argparse.Namespace) -> int:
         params: dict[str, Any] = {"soul": args.soul}
-        if args.id is not None:
-            if args.dry_run:
-                raise InvalidParams("forget --dry-run counts by --ref, --match, --before or --all")
-            # One memory by its id (as `soupd memories` lists it): its event, forgotten.
-            return show(args, call(args, "memory.delete", {**params, "id": args.id}), _forget_text)
-        for key in ("ref", "match", "before"):
+        for key in ("ref", "id", "match", "before"):
             if getattr(args, key) is not None:
                 params[key] = getattr(args, key)
         if args.all:

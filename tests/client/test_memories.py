@@ -50,6 +50,23 @@ def test_memories_listed_got_updated_and_deleted(client: Any) -> None:
     assert "red" not in {m.text[-3:] for m in client.list_memories("alpha").items}
 
 
+def test_a_memory_by_its_label_and_forget_by_id(client: Any) -> None:
+    client.push("alpha", "the staging cluster ran out of disk")
+    client.push("alpha", "rotated the staging certificates")
+    label = f"m{client.list_memories('alpha').items[0].id}"  # as ids are shown
+    assert client.get_memory("alpha", label).text == "rotated the staging certificates"
+    dry = client.forget("alpha", id=label, dry_run=True)
+    assert (dry.events, dry.memories, dry.dry_run) == (1, 1, True)
+    assert len(client.recall("alpha", "staging")) == 2
+    done = client.forget("alpha", id=label)
+    assert (done.events, done.memories, done.dry_run) == (1, 1, False)
+    assert [hit.text for hit in client.recall("alpha", "staging")] == [
+        "the staging cluster ran out of disk"
+    ]
+    with pytest.raises(soupd.InvalidParams):
+        client.forget("alpha", id="first", dry_run=True)
+
+
 def test_forget_dry_run_deletes_nothing(client: Any) -> None:
     client.push("alpha", "the staging cluster ran out of disk")
     client.push("alpha", "rotated the staging certificates")

@@ -1,11 +1,14 @@
 """A memory id is taken as ``soupd memories`` prints it (``m7``) or as its number
 (``7``), by every command and method that takes one: the CLI's ``memory get|update|
-delete`` and ``forget --id``, the socket's and the HTTP API's ``memory.*`` methods.
-Any other text is refused, naming the forms that are accepted."""
+delete`` and ``forget --id``, the socket's and the HTTP API's ``memory.*`` methods
+and ``forget``. Any other text is refused, naming the forms that are accepted. A
+forget by id has a dry run, as every forget: the same counts, nothing changed."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import subprocess
 
 import httpx
@@ -101,3 +104,41 @@ def test_the_socket_and_http_take_a_label_or_a_number(
     assert bad.json()["error"]["code"] == "invalid_params"
     assert gone.json()["memories"] == 1
     assert daemon.counts("ada") == (2, 2)
+
+
+def dump(home: Home, soul: str) -> list[str]:
+    """The soul's database, every table as SQL, read through a read-only connection."""
+    uri = f"file:{home.soul_dir(soul) / 'soul.db'}?mode=ro"
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+        return list(db.iterdump())
+
+
+def test_forget_by_id_dry_run_counts_and_changes_nothing(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    seed(daemon)
+    assert len(daemon.recall("ada", "train Leipzig")) == 1
+    ok(soupd_home.cli("decay", "ada", "--dry-run"))  # what the soul held pending, committed
+    before = dump(soupd_home, "ada")
+
+    said = ok(soupd_home.cli("forget", "ada", "--id", "m2", "--dry-run"))
+    counted = json.loads(ok(soupd_home.cli("--json", "forget", "ada", "--id", "2", "--dry-run")))
+    on_the_socket = daemon.result("forget", {"soul": "ada", "id": "m2", "dry_run": True})
+
+    assert said.startswith("would forget 1 events, 1 memories, "), said
+    assert (counted["events"], counted["memories"], counted["dry_run"]) == (1, 1, True)
+    assert on_the_socket == counted
+    assert dump(soupd_home, "ada") == before
+    assert daemon.counts("ada") == (3, 3)
+    forgot = json.loads(ok(soupd_home.cli("--json", "forget", "ada", "--id", "m2")))
+    assert forgot == {**counted, "dry_run": False}  # what the dry run counted
+    assert daemon.counts("ada") == (2, 2)
+    assert daemon.recall("ada", "train Leipzig") == []
+    # No such memory: not found (exit 6), as memory get says; one criterion only.
+    missing = soupd_home.cli("forget", "ada", "--id", "m2", "--dry-run")
+    assert (missing.returncode, missing.stderr.split(":")[1].strip()) == (6, "not_found")
+    two = daemon.call("forget", {"soul": "ada", "id": 1, "ref": "r1", "dry_run": True})
+    assert two["error"]["code"] == "invalid_params"
+    assert "exactly one of ref, match, id, before or all" in two["error"]["message"]

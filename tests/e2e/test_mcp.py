@@ -392,7 +392,15 @@ async def test_forget_dry_run_removes_nothing(soupd_home: Home, start_soupd: Sta
         assert daemon.counts("ada")[0] == before[0] - 3
         nothing = ok(await call(client, "forget", match="pelican", dry_run=True))
         assert nothing["events"] == 0
+        # One memory by its id, as search shows it: counted, then forgotten.
+        (lunch,) = ok(await call(client, "search", query="lunch"))["items"]
+        one = ok(await call(client, "forget", id=lunch["id"], dry_run=True))
+        assert (one["events"], one["memories"], one["dry_run"]) == (1, 1, True)
+        assert daemon.counts("ada") == (before[0] - 3, 1)
+        assert ok(await call(client, "forget", id=lunch["id"])) == {**one, "dry_run": False}
+        assert daemon.counts("ada") == (before[0] - 4, 0)
     # The socket's own forget of everything, counted only.
+    daemon.push("ada", "Lunch is at one today.", ref="lunch-2")
     left = daemon.counts("ada")
     counted = daemon.result("forget", {"soul": "ada", "all": True, "dry_run": True})
     assert (counted["events"], counted["dry_run"]) == (1, True)
