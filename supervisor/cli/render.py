@@ -30,7 +30,9 @@ TIME_KEYS = frozenset(
         "recorded_from",
         "recorded_to",
         "resolved",
+        "since",  # a tide's week, from ...
         "ts",
+        "until",  # ... to
         "updated",
         "valid_from",
         "valid_to",

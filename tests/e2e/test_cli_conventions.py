@@ -359,3 +359,52 @@ def test_decay_as_of_a_future_time_is_a_dry_run_unless_apply(
     both = soupd_home.cli("decay", "ada", "--dry-run", "--apply")
     assert both.returncode == REFUSED
     assert "--dry-run and --apply" in both.stderr
+
+
+def epoch_numbers(value: object, path: str = "") -> list[str]:
+    """Where ``value`` holds a number that reads as a Unix time of 2017-2049."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in epoch_numbers(v, f"{path}/{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in epoch_numbers(v, f"{path}/{i}")]
+    if isinstance(value, int | float) and not isinstance(value, bool) and 1.5e9 < value < 2.5e9:
+        return [path]
+    return []
+
+
+def test_no_json_output_holds_an_epoch_time(soupd: Daemon) -> None:
+    home = soupd.home
+    for n in range(3):
+        soupd.push("alpha", f"Deploy {n} failed: database migration timeout", sender="ci")
+    ok(home.cli("claim", "add", "alpha", "The staging database is db-7"))
+    ok(home.cli("remind", "alpha", "check the deploy", "--at", "2030-01-02T03:04:05Z"))
+    ok(home.cli("reflect", "alpha"))
+    ok(home.cli("recall", "alpha", "deploy"))
+    commands = [
+        ("tide", "alpha"),
+        ("cards", "alpha"),
+        ("ledger", "alpha"),
+        ("memories", "alpha"),
+        ("memory", "get", "alpha", "m1"),
+        ("read", "alpha", "m1"),
+        ("recall", "alpha", "deploy", "--explain"),
+        ("context", "alpha", "deploy"),
+        ("why", "alpha"),
+        ("claims", "alpha", "--all"),
+        ("goals", "alpha"),
+        ("tasks", "alpha"),
+        ("stats", "alpha"),
+        ("status",),
+        ("souls",),
+        ("decay", "alpha", "--dry-run"),
+        ("forget", "alpha", "--id", "m1", "--dry-run"),
+    ]
+    for args in commands:
+        done = home.cli("--json", *args)
+        assert done.returncode in (0, CHECK_FAILED), (args, done.stderr)  # tide: 3 if pending
+        assert epoch_numbers(json.loads(done.stdout)) == [], args
+
+    tide = json.loads(home.cli("--json", "tide", "alpha").stdout)
+    since, until = (dt.datetime.fromisoformat(tide[key]) for key in ("since", "until"))
+    assert since.utcoffset() == until.utcoffset() == dt.timedelta(0)
+    assert until - since == dt.timedelta(days=7)
