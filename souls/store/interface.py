@@ -7,8 +7,8 @@ calls. The soul actor remains the only writer of its soul on either.
 :class:`SoulStore` is narrow: append events (with the derived rows of their turn), read
 by id, search (exact FTS5 BM25 on both: :mod:`souls.store.postgres.search`), forget,
 the statistics recall ranks with, and the migrations applied. Both stores satisfy it
-(checked by mypy below, and by tests/souls/store/test_interface.py, which runs every
-test of the interface against both backends). Opening is each backend's own
+(checked by mypy below, and by tests/souls/store/test_interface.py and test_store.py,
+which run every test of the interface against both backends). Opening is each backend's own
 (``Store.open(path)``, ``PgStore.open(pool, soul)``): that is where they differ.
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
@@ -37,8 +37,10 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
   ``memories``, ``events``.
 * souls/recall/surfacing.py — ``surfaced``, ``memories``.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
-  turn's derived rows in SQLite SQL; PgStore writes counters, soul state, recalls and
-  penalties, and refuses the rest (NotImplementedError).
+  turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
+  gaps, summaries, assemblies, surfaced... in the same transaction), but for
+  ``fired``, which it refuses (NotImplementedError): the ``due`` rows it marks are
+  agenda.py's. The modules above that read those rows back are SQLite's only.
 * souls/store/check.py, reindex.py, files.py — the read-only checks of a database
   file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
   PostgreSQL (nor ``soupd migrate``, export/import between the two).

@@ -170,6 +170,87 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE memory_index DROP COLUMN terms, DROP COLUMN context;
         """,
     ),
+    (
+        "0003_turn_rows",
+        """
+        -- What a turn writes besides its events (souls/store/changes.py), as on SQLite.
+        -- The ids of summaries, gaps and assemblies are the soul's own (its contexts
+        -- name them: g3), handed out as SQLite's are: one more than the soul's largest.
+        CREATE TABLE summaries (
+            soul         integer NOT NULL,
+            id           bigint NOT NULL,
+            layer        text NOT NULL,      -- consolidated | weekly
+            text         text NOT NULL,
+            created      double precision NOT NULL,
+            observations integer NOT NULL,   -- how many observations it folded in
+            reflector    text NOT NULL,      -- extractive | llm
+            reason       text NOT NULL,      -- surprise | periodic | manual | weekly
+            PRIMARY KEY (soul, id)
+        );
+        CREATE INDEX summaries_layer ON summaries (soul, layer, id);
+
+        -- Hebbian edges between memories recalled together; a < b.
+        CREATE TABLE edges (
+            soul    integer NOT NULL,
+            a       bigint NOT NULL,
+            b       bigint NOT NULL,
+            weight  double precision NOT NULL,
+            updated double precision NOT NULL,
+            PRIMARY KEY (soul, a, b)
+        );
+        CREATE INDEX edges_b ON edges (soul, b);
+
+        -- Somatic markers: felt weight per (topic, valence); label: the word the topic
+        -- is shown by, NULL until one is known.
+        CREATE TABLE markers (
+            soul    integer NOT NULL,
+            topic   text NOT NULL,
+            valence text NOT NULL,
+            weight  double precision NOT NULL,
+            updated double precision NOT NULL,
+            label   text,
+            PRIMARY KEY (soul, topic, valence)
+        );
+
+        -- Knowledge gaps the soul recorded about itself.
+        CREATE TABLE gaps (
+            soul    integer NOT NULL,
+            id      bigint NOT NULL,
+            topic   text NOT NULL,
+            detail  text NOT NULL,
+            created double precision NOT NULL,
+            PRIMARY KEY (soul, id)
+        );
+
+        -- One row per assembled context: what was injected and why (items, sections:
+        -- JSON text, kept byte for byte as written).
+        CREATE TABLE assemblies (
+            soul     integer NOT NULL,
+            id       bigint NOT NULL,
+            hash     text NOT NULL,
+            created  double precision NOT NULL,
+            session  text,
+            query    text,
+            mode     text NOT NULL,      -- retrieval | emergence | none
+            chars    integer NOT NULL,
+            recalled integer NOT NULL,   -- characters of recalled items injected
+            paused   boolean NOT NULL,   -- the session budget paused recall
+            items    text NOT NULL,
+            sections text NOT NULL,
+            PRIMARY KEY (soul, id)
+        );
+        CREATE INDEX assemblies_hash ON assemblies (soul, hash);
+        CREATE INDEX assemblies_created ON assemblies (soul, created);
+
+        -- When each item (by its label in a context: m12, c5...) last surfaced.
+        CREATE TABLE surfaced (
+            soul integer NOT NULL,
+            item text NOT NULL,
+            at   double precision NOT NULL,
+            PRIMARY KEY (soul, item)
+        );
+        """,
+    ),
 )
 
 

@@ -13,11 +13,13 @@ Invariants, as on SQLite:
   whole (``asyncpg.UniqueViolationError``, where SQLite raises ``IntegrityError``).
 * Ranking: exact FTS5 BM25 (:mod:`souls.store.postgres.search`).
 
-Not yet on PostgreSQL (the first landing of #21): the derived tables beyond counters
-and soul state (claims, questions, summaries, edges, markers, cards, ...), so
-:class:`~souls.store.changes.Changes` may only carry counters, state, recalls and
-penalties here (anything else raises NotImplementedError, never silently dropped), and
-a memory is never ``superseded``.
+A turn's derived rows (:class:`~souls.store.changes.Changes`) are all written as
+:func:`~souls.store.changes.write_changes` writes them on SQLite, but for ``fired``:
+the ``due`` rows it marks come from TASKS.md (souls/actor/agenda.py), not on
+PostgreSQL yet, so a Changes carrying it raises NotImplementedError (never silently
+dropped). Not yet here either: claims, questions, cards and the rest of the SQLite
+store modules (souls/store/interface.py lists them), so a memory is never
+``superseded``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCoun
 __all__ = ["PgStore", "soul_id"]
 
 _KIND = "CASE WHEN e.kind = 'voice' THEN 'voice' ELSE m.kind END"
-_SUPPORTED = frozenset({"counters", "recalled", "penalties", "state"})
+_SUPPORTED = frozenset(
+    {"counters", "edges", "recalled", "penalties", "markers", "marker_labels", "gaps",
+     "summaries", "state", "assemblies", "surfaced"}
+)  # fmt: skip
 _CHANGES = (
     "counters", "edges", "recalled", "penalties", "markers", "marker_labels", "gaps",
     "summaries", "state", "fired", "assemblies", "surfaced",
@@ -324,12 +329,28 @@ class PgStore:
             await self.append([], changes, now)
 
     async def _write_changes(self, db: asyncpg.Connection, changes: Changes, now: float) -> None:
+        """``changes`` in the order :func:`~souls.store.changes.write_changes` writes
+        them, each kind in one statement."""
         soul = self.soul
         if changes.counters:
             await db.executemany(
                 "INSERT INTO counters (soul, name, value) VALUES ($1, $2, $3)"
                 " ON CONFLICT (soul, name) DO UPDATE SET value = counters.value + excluded.value",
                 [(soul, name, value) for name, value in changes.counters.items()],
+            )
+        if changes.edges:
+            pairs = list(changes.edges.items())
+            await db.execute(
+                "INSERT INTO edges (soul, a, b, weight, updated)"
+                " SELECT $1, a, b, w, $2 FROM unnest($3::bigint[], $4::bigint[], $5::float8[])"
+                " AS n (a, b, w)"
+                " ON CONFLICT (soul, a, b) DO UPDATE SET weight = edges.weight + excluded.weight,"
+                " updated = excluded.updated",
+                soul,
+                now,
+                [a for (a, _), _ in pairs],
+                [b for (_, b), _ in pairs],
+                [weight for _, weight in pairs],
             )
         if changes.recalled:
             await db.execute(
@@ -345,11 +366,99 @@ class PgStore:
                 " WHERE soul = $1 AND id = $2",
                 [(soul, memory_id, amount) for memory_id, amount in changes.penalties.items()],
             )
+        await self._write_reflection(db, changes, now)
+        await self._write_assemblies(db, changes, now)
         if changes.state:
             await db.executemany(
                 "INSERT INTO soul_state (soul, key, value) VALUES ($1, $2, $3)"
                 " ON CONFLICT (soul, key) DO UPDATE SET value = excluded.value",
                 [(soul, key, value) for key, value in changes.state.items()],
+            )
+
+    async def _write_reflection(self, db: asyncpg.Connection, changes: Changes, now: float) -> None:
+        """Markers (weights, then labels), gaps and summaries."""
+        soul = self.soul
+        if changes.markers:
+            marks = list(changes.markers.items())
+            await db.execute(
+                "INSERT INTO markers (soul, topic, valence, weight, updated)"
+                " SELECT $1, t, v, w, $2 FROM unnest($3::text[], $4::text[], $5::float8[])"
+                " AS n (t, v, w)"
+                " ON CONFLICT (soul, topic, valence) DO UPDATE SET weight = excluded.weight,"
+                " updated = excluded.updated",
+                soul,
+                now,
+                [topic for (topic, _), _ in marks],
+                [valence for (_, valence), _ in marks],
+                [weight for _, weight in marks],
+            )
+        if changes.marker_labels:
+            # After the weights: a topic's new rows get their label here too.
+            await db.execute(
+                "UPDATE markers SET label = n.label FROM unnest($2::text[], $3::text[])"
+                " AS n (topic, label) WHERE markers.soul = $1 AND markers.topic = n.topic"
+                " AND markers.label IS DISTINCT FROM n.label",
+                soul,
+                list(changes.marker_labels),
+                list(changes.marker_labels.values()),
+            )
+        if changes.gaps:
+            await db.execute(
+                f"INSERT INTO gaps (soul, id, topic, detail, created)"
+                f" SELECT $1, {_next_id('gaps')}, t, d, $2"
+                " FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS n (t, d, i)",
+                soul,
+                now,
+                [topic for topic, _ in changes.gaps],
+                [detail for _, detail in changes.gaps],
+            )
+        if changes.summaries:
+            versions = changes.summaries
+            await db.execute(
+                "INSERT INTO summaries (soul, id, layer, text, created, observations, reflector,"
+                f" reason) SELECT $1, {_next_id('summaries')}, l, t, $2, o, f, r"
+                " FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::text[])"
+                " WITH ORDINALITY AS n (l, t, o, f, r, i)",
+                soul,
+                now,
+                [v.layer for v in versions],
+                [v.text for v in versions],
+                [v.observations for v in versions],
+                [v.reflector for v in versions],
+                [v.reason for v in versions],
+            )
+
+    async def _write_assemblies(self, db: asyncpg.Connection, changes: Changes, now: float) -> None:
+        """The contexts assembled, and when their items surfaced."""
+        soul = self.soul
+        if changes.assemblies:
+            rows = changes.assemblies
+            await db.execute(
+                "INSERT INTO assemblies (soul, id, hash, created, session, query, mode, chars,"
+                f" recalled, paused, items, sections) SELECT $1, {_next_id('assemblies')},"
+                " h, $2, s, q, m, c, r, p, it, se FROM unnest($3::text[], $4::text[],"
+                " $5::text[], $6::text[], $7::int[], $8::int[], $9::boolean[], $10::text[],"
+                " $11::text[]) WITH ORDINALITY AS n (h, s, q, m, c, r, p, it, se, i)",
+                soul,
+                now,
+                [a.hash for a in rows],
+                [a.session for a in rows],
+                [a.query for a in rows],
+                [a.mode for a in rows],
+                [a.chars for a in rows],
+                [a.recalled for a in rows],
+                [a.paused for a in rows],
+                [a.items for a in rows],
+                [a.sections for a in rows],
+            )
+        if changes.surfaced:
+            await db.execute(
+                "INSERT INTO surfaced (soul, item, at)"
+                " SELECT $1, * FROM unnest($2::text[], $3::float8[])"
+                " ON CONFLICT (soul, item) DO UPDATE SET at = greatest(surfaced.at, excluded.at)",
+                soul,
+                list(changes.surfaced),
+                list(changes.surfaced.values()),
             )
 
     async def _rewrite(
@@ -425,7 +534,7 @@ class PgStore:
         return [(int(memory_id), doc) for memory_id, doc in rows]
 
     async def forget(self, event_ids: Sequence[int]) -> int:
-        """Delete the events, their memories and index rows; the rows around them
+        """Delete the events, their memories, index rows and edges; the rows around them
         get their context rewritten without them (as :func:`souls.store.neighbours.refresh`
         does on SQLite). Returns how many events went."""
         soul = self.soul
@@ -451,6 +560,12 @@ class PgStore:
                 )
                 for r in gone:
                     delta.add(Row(int(r[0]), r[1], r[2], r[3]), -1)
+                await db.execute(
+                    "DELETE FROM edges WHERE soul = $1"
+                    " AND (a = ANY($2::bigint[]) OR b = ANY($2::bigint[]))",
+                    soul,
+                    memory_ids,
+                )
                 await db.execute(
                     _DELETE_POSTINGS,
                     soul,
@@ -734,6 +849,13 @@ def _candidate(memory_id: int, score: float, r: asyncpg.Record) -> Candidate:
         memory_id, score, r[1], r[2], r[3], int(r[4]), r[5], r[6], r[7], r[8], r[9],
         r[10], r[11], r[12], r[13], 0,
     )  # fmt: skip
+
+
+def _next_id(table: str) -> str:
+    """The id of the ``i``-th row (from 1) a statement adds to the soul's ``table``:
+    one more than its largest so far, as SQLite hands out a rowid (the soul's actor is
+    its only writer)."""
+    return f"coalesce((SELECT max(id) FROM {table} WHERE soul = $1), 0) + n.i"
 
 
 def _check_supported(changes: Changes) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from souls.store.changes import Changes
+from souls.store.changes import AssemblyRow, Changes, SummaryVersion
 from souls.store.interface import SoulStore
 from souls.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
 from souls.store.postgres.search import match_terms
@@ -26,6 +26,7 @@ from souls.text.tokenize import fts_document, fts_match, query_terms, tokens
 T0 = 1_780_000_000.0
 
 Opener = Callable[[], Awaitable[SoulStore]]
+Raw = Callable[..., Awaitable[list[tuple[object, ...]]]]
 
 
 def new_event(
@@ -271,6 +272,92 @@ async def test_forget_takes_the_events_out_of_everything(store: SoulStore, opene
     assert (await again.term_stats()).tokens == left + len(tokens("later on"))
 
 
+def assembly(hash: str, *, paused: bool = False, session: str | None = "s1") -> AssemblyRow:
+    return AssemblyRow(
+        hash=hash, session=session, query=None if session is None else "cats?",
+        mode="retrieval", chars=120, recalled=40, paused=paused,
+        items='[{"id": "m1", "kind": "memory"}]', sections='[{"name": "recall"}]',
+    )  # fmt: skip
+
+
+async def test_a_turns_derived_rows_are_written_and_rolled_back_with_it(
+    store: SoulStore, raw: Raw
+) -> None:
+    await store.append([new_event("one"), new_event("two"), new_event("three", "r-3")])
+    await store.flush(
+        Changes(
+            edges=Counter({(1, 2): 0.5, (2, 3): 0.25}),
+            markers={("cat", "positive"): 0.7, ("cat", "negative"): 0.1, ("dog", "positive"): 0.3},
+            marker_labels={"cat": "Cat"},
+            gaps=[("lunch", "where"), ("zoo", "when")],
+            summaries=[
+                SummaryVersion("consolidated", "Ada likes cats", 3, "extractive", "periodic")
+            ],
+            assemblies=[assembly("h1")],
+            surfaced={"m1": T0, "g1": T0},
+        ),
+        now=T0,
+    )
+    await store.append(
+        [new_event("four")],
+        Changes(
+            edges=Counter({(1, 2): 0.5}),
+            markers={("cat", "positive"): 0.9},
+            marker_labels={"dog": "Dog", "cat": "Cat"},
+            gaps=[("tea", "which")],
+            summaries=[SummaryVersion("weekly", "A week of cats", 4, "llm", "weekly")],
+            assemblies=[assembly("h2", paused=True, session=None)],
+            surfaced={"m1": T0 - 5, "m2": T0 + 1},
+        ),
+        now=T0 + 60,
+    )
+    # A write that fails keeps none of its rows.
+    with pytest.raises(integrity_errors()):
+        await store.append(
+            [new_event("again", "r-3")],
+            Changes(edges=Counter({(1, 3): 1.0}), gaps=[("no", "no")], surfaced={"m9": T0},
+                    summaries=[SummaryVersion("weekly", "no", 1, "llm", "weekly")]),
+            now=T0 + 120,
+        )  # fmt: skip
+    assert await raw("SELECT a, b, weight, updated FROM edges ORDER BY a, b") == [
+        (1, 2, 1.0, T0 + 60), (2, 3, 0.25, T0)
+    ]  # fmt: skip
+    assert await raw(
+        "SELECT topic, valence, weight, updated, label FROM markers ORDER BY topic, valence"
+    ) == [
+        ("cat", "negative", 0.1, T0, "Cat"),
+        ("cat", "positive", 0.9, T0 + 60, "Cat"),
+        ("dog", "positive", 0.3, T0, "Dog"),
+    ]
+    # The ids are the soul's own, from 1.
+    assert await raw("SELECT id, topic, detail, created FROM gaps ORDER BY id") == [
+        (1, "lunch", "where", T0), (2, "zoo", "when", T0), (3, "tea", "which", T0 + 60)
+    ]  # fmt: skip
+    assert await raw(
+        "SELECT id, layer, text, created, observations, reflector, reason FROM summaries"
+        " ORDER BY id"
+    ) == [
+        (1, "consolidated", "Ada likes cats", T0, 3, "extractive", "periodic"),
+        (2, "weekly", "A week of cats", T0 + 60, 4, "llm", "weekly"),
+    ]
+    # paused: 0 and 1 on SQLite, false and true on PostgreSQL (equal in Python).
+    one, two = assembly("h1"), assembly("h2", paused=True, session=None)
+    assert await raw(
+        "SELECT id, hash, created, session, query, mode, chars, recalled, paused, items,"
+        " sections FROM assemblies ORDER BY id"
+    ) == [
+        (1, "h1", T0, "s1", "cats?", "retrieval", 120, 40, 0, one.items, one.sections),
+        (2, "h2", T0 + 60, None, None, "retrieval", 120, 40, 1, two.items, two.sections),
+    ]
+    # An item surfaced earlier than it last did keeps the later time.
+    assert await raw("SELECT item, at FROM surfaced ORDER BY item") == [
+        ("g1", T0), ("m1", T0), ("m2", T0 + 1)
+    ]  # fmt: skip
+    # Forgetting a memory takes its edges with it.
+    assert await store.forget([2]) == 1
+    assert await raw("SELECT a, b FROM edges") == []
+
+
 LINES = [
     ("s1", "ada", "I adopted a cat from the shelter last week"),
     ("s1", "bo", "What is the cat called?"),
@@ -331,10 +418,10 @@ async def test_postgres_refuses_the_derived_rows_it_cannot_store_yet(pg_dsn: str
     pool = await asyncpg.create_pool(pg_dsn, min_size=1, max_size=2)
     try:
         store = await PgStore.open(pool, "alpha")
-        with pytest.raises(NotImplementedError, match="edges, gaps"):
+        with pytest.raises(NotImplementedError, match="fired"):
             await store.append(
                 [new_event("kept?")],
-                Changes(edges=Counter({(1, 2): 1.0}), gaps=[("x", "y")]),
+                Changes(gaps=[("x", "y")], fired={"task": T0}),
                 now=T0,
             )
         assert await store.counts() == StoreCounts(events=0, memories=0, hidden=0)
