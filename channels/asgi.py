@@ -11,6 +11,9 @@ Shared by the HTTP API (:mod:`channels.http_api`) and the webhook channel
 * A connection must complete its first request head within ``head_timeout`` seconds,
   or it is closed: a client that connects and trickles (or sends nothing) holds no
   connection slot for long.
+* Past ``max_connections`` connections or requests at once, a request is answered by
+  the ``refused`` app the caller gives (the HTTP API's JSON error, 503 with
+  Retry-After), not by uvicorn's plain-text 503, and its connection is closed.
 * Cancelling :func:`serve` stops it gracefully: no new connection is taken, requests in
   hand may finish within ``grace`` seconds, then what is left is cancelled.
 
@@ -31,7 +34,7 @@ from typing import Any
 import anyio
 import uvicorn
 from starlette.requests import Request
-from starlette.types import Scope
+from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = ["BodyTimeout", "BodyTooLarge", "log_request", "read_body", "serve"]
@@ -96,6 +99,28 @@ def log_request(log: Any, scope: Scope, route: str, status: int, started: float)
         log.info("http.request", **fields)
     else:
         log.debug("http.request", **fields)
+
+
+class _Limited:
+    """``app`` while at most ``limit`` connections and requests are in hand (this one
+    counted), ``refused`` past that: uvicorn's own limit_concurrency, but answered by
+    an app of the caller's."""
+
+    def __init__(self, app: ASGIApp, limit: int, refused: ASGIApp) -> None:
+        self._app, self._limit, self._refused = app, limit, refused
+        self.server: uvicorn.Server | None = None  # set once the server exists
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self._over():
+            await self._refused(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+    def _over(self) -> bool:
+        if self.server is None:
+            return False
+        state = self.server.server_state
+        return len(state.connections) > self._limit or len(state.tasks) > self._limit
 
 
 class _Server(uvicorn.Server):
@@ -174,6 +199,7 @@ async def serve(
     on_listening: Callable[[str], None],
     on_stopping: Callable[[], None] | None = None,
     max_connections: int | None = None,
+    refused: ASGIApp | None = None,
     keep_alive: int = 5,
     head_timeout: float = 30.0,
     grace: float = _GRACE,
@@ -182,8 +208,13 @@ async def serve(
 
     ``on_stopping`` is called first when it is cancelled (to end open streams, which
     would hold the stop up for ``grace``). ``max_connections``: connections and
-    requests at once; past it uvicorn answers 503.
+    requests at once; past it ``refused`` answers (it should close the connection).
     """
+    limited = None
+    if max_connections is not None:
+        if refused is None:
+            raise ValueError("max_connections needs the app that answers past it: refused")
+        app = limited = _Limited(app, max_connections, refused)
     sock = _bind(host, port)
     try:
         config = uvicorn.Config(
@@ -199,11 +230,12 @@ async def serve(
             interface="asgi3",
             proxy_headers=False,
             server_header=False,
-            limit_concurrency=max_connections,
             timeout_keep_alive=keep_alive,
             timeout_graceful_shutdown=max(1, round(grace)),
         )
         server = _Server(config)
+        if limited is not None:
+            limited.server = server
         finished = anyio.Event()
         # uvicorn stops when asked (should_exit), not when cancelled: its task is shielded
         # until it has had its grace period.

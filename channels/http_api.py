@@ -10,7 +10,9 @@ being the content of the token file (:mod:`channels.http_token`). Invariants:
   the socket's code and a status by cause (:mod:`channels.http_errors`).
 * Bounded: a body is at most ``[socket] max_frame_bytes`` (413) and must arrive within
   ``[http] body_timeout`` (408); an answer is waited for ``request_timeout`` (504);
-  at most ``max_connections`` connections and requests at once (503).
+  at most ``max_connections`` connections and requests at once (past it 503
+  ``too_many_connections``, the same JSON error, with Retry-After; counted as
+  ``refused``).
 * ``subscribe`` is Server-Sent Events from the same outputs hub as the socket's
   (:mod:`channels.http_stream`); streams end when the daemon stops.
 * One log line per request (``http.request``: method, route, status, ms, peer; never a
@@ -37,13 +39,13 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Scope
+from starlette.types import Receive, Scope, Send
 
 from channels import openapi as spec
 from channels.asgi import BodyTimeout, BodyTooLarge, log_request, read_body, serve
 from channels.base import Backoff, Channel
 from channels.connection import SubscribeParams
-from channels.http_errors import Unauthorized, error_response
+from channels.http_errors import Unauthorized, error_response, status_of
 from channels.http_stream import EventStreams
 from channels.http_token import load_or_create_token, token_matches
 from channels.methods import Methods
@@ -55,6 +57,7 @@ from supervisor.errors import (
     InvalidParams,
     MalformedFrame,
     SoupdError,
+    TooManyConnections,
     UnknownMethod,
 )
 from supervisor.outputs import Outputs
@@ -107,6 +110,7 @@ class HttpApi:
         self.last_error: str | None = None
         self.requests = 0
         self.unauthorized = 0
+        self.refused = 0  # requests past max_connections
         self._methods = methods
         self._max_body = max_body
         self._version = version
@@ -139,6 +143,7 @@ class HttpApi:
             "last_error": self.last_error,
             "requests": self.requests,
             "unauthorized": self.unauthorized,
+            "refused": self.refused,
             "streams": self.streams.open,
         }
 
@@ -167,6 +172,7 @@ class HttpApi:
                         on_listening=self._listening(task_status),
                         on_stopping=self.streams.close,
                         max_connections=self.settings.max_connections,
+                        refused=self._refused,
                         head_timeout=self.settings.body_timeout,
                     )
                 except OSError as exc:
@@ -202,6 +208,18 @@ class HttpApi:
         return listening
 
     # --- routes --------------------------------------------------------------------
+
+    async def _refused(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request past ``max_connections``: the JSON error, and the connection goes."""
+        started = time.perf_counter()
+        self.refused += 1
+        limit = self.settings.max_connections
+        error = TooManyConnections(
+            f"the HTTP API serves at most {limit} connections and requests at once "
+            "([http] max_connections); retry in a moment, or use fewer connections"
+        )
+        await error_response(error, close=True)(scope, receive, send)
+        log_request(_log, scope, "*", status_of(error.code), started)
 
     def authorized(self, request: Request | Scope) -> None:
         """Raise :class:`_Unauthorized` unless the request has the bearer token."""

@@ -29,6 +29,7 @@ _STATUS = {
     "soul_unavailable": 503,
     "store_unusable": 503,
     "unsafe_file": 503,
+    "too_many_connections": 503,
     "timeout": 504,
     "disk_full": 507,
 }
@@ -53,12 +54,15 @@ class Unauthorized(SoupdError):
     code = "unauthorized"
 
 
-def error_response(error: SoupdError) -> Response:
-    """The response for ``error``: its status, Retry-After when it is worth a retry."""
+def error_response(error: SoupdError, *, close: bool = False) -> Response:
+    """The response for ``error``: its status, Retry-After when it is worth a retry;
+    ``close``: the connection is closed after it (a load shed)."""
     status = status_of(error.code)
     headers = {}
     if status in (429, 503):
         headers["retry-after"] = "1"
+    if close:
+        headers["connection"] = "close"
     if status == 401:
         headers["www-authenticate"] = 'Bearer realm="soupd"'
     body = msgspec.json.encode({"error": {"code": error.code, "message": error.message}})

@@ -474,3 +474,45 @@ def test_a_token_file_others_may_read_keeps_the_api_off(
     (refused,) = [e for e in daemon.log() if e.get("event") == "http.token_refused"]
     assert refused["level"] == "error"
     assert daemon.push("default", "the socket serves on")["status"] == "stored"
+
+
+def test_past_max_connections_the_answer_is_the_json_error_with_retry_after(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.write_config("[http]\nport = 0\nmax_connections = 2\n")
+    daemon = start_soupd()
+    with Api(daemon) as api:
+        host, port = api.base.removeprefix("http://").rsplit(":", 1)
+        held = [socket.create_connection((host, int(port)), timeout=15) for _ in range(2)]
+        answers: list[httpx.Response] = []
+
+        def refused_once() -> bool:
+            # A read: the probes until the held connections are accepted store nothing.
+            answers.append(api.post("/v1/souls/default/recall", {"query": "x"}))
+            return answers[-1].status_code != 200
+
+        try:
+            # Both slots are taken (the connections wait, their head timer far off).
+            wait_for(refused_once, "a request past max_connections")
+        finally:
+            for conn in held:
+                conn.close()
+        refused = answers[-1]
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["content-type"] == "application/json"
+        assert refused.headers["retry-after"] == "1"
+        assert refused.headers["connection"] == "close"
+        error = refused.json()["error"]
+        assert error["code"] == "too_many_connections"
+        assert "at most 2 connections" in error["message"]
+        assert "[http] max_connections" in error["message"]
+        # The slots freed, the API serves, and nothing of the refused request was stored.
+        ok = wait_for(
+            lambda: api.post("/v1/souls/default/events", {"text": "in time"}).status_code == 200,
+            "a slot to free",
+        )
+        assert ok
+        assert daemon.counts("default")[0] == 1
+        assert daemon.result("daemon.status")["http"]["refused"] >= 1
+        lines = [e for e in daemon.log() if e.get("event") == "http.request"]
+        assert {(e["route"], e["status"]) for e in lines} >= {("*", 503)}
