@@ -38,6 +38,7 @@ from typing import NamedTuple
 from souls.knowledge.claim_dates import find_due
 from souls.knowledge.claim_fragments import AP, HAN
 from souls.knowledge.claim_scan import REACH
+from souls.knowledge.claim_substance import LIGHT_VERBS, bleached, to_listener, zh_bleached
 from souls.knowledge.claim_when import When, find_when, shown
 
 __all__ = ["EventMatch", "EventParts", "find_events", "opens_clause", "parts"]
@@ -140,6 +141,7 @@ _NEGATED_MATRIX = re.compile(
 )
 _HAVE_GOT = re.compile(rf"{AP}ve|\s+have|\s+has|{AP}s")
 _NEGATION = re.compile(rf"(?i:n{AP}?t\b|\bnot\b|\bnever\b|\bno\s+longer\b)")
+_COUNTERFACTUAL = re.compile(r"(?i:\b(?:almost|nearly)\b)")
 # Where a clause ends: punctuation, or a conjunction that starts another clause.
 _CLAUSE_END = re.compile(
     r"\s*[,;:!?.()—–\[]|\s+(?i:but|because|cause|since|although|though|so|while|when"
@@ -291,6 +293,8 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
         head = sentence[m.start() : m.start("verb")]
         if _NEGATION.search(head) or _NEGATION.match(sentence, verb_end):
             continue
+        if _COUNTERFACTUAL.search(sentence, m.start(), verb_end):
+            continue  # "I almost bought a car": it did not happen
         planned = False
         if aux.strip().lower().lstrip("'’") in ("m", "am", "re", "are"):
             if not future:
@@ -315,14 +319,23 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
         if len(words) > _MAX_WORDS:
             value = " ".join(words[:_MAX_WORDS])
             end = verb_start + len(value)
+        clause_end = end
         value, _start, end, cut = _cut_when(sentence, verb_start, end, when)
-        object_words = value.split()[2 if been and verb.lower() == "to" else 1 :]
-        if object_words and _generic(object_words):
-            continue
-        if any(w.lower().strip(".,!'’") in ("you", "your", "yours") for w in object_words):
+        skip = 2 if been and verb.lower() == "to" else 1
+        object_words = value.split()[skip:]
+        if cut is not None and verb_start < cut.start < clause_end and bleached(object_words):
+            # "we had a blast last year at the Pride fest": what it was comes after the
+            # time phrase, so the value keeps the whole clause.
+            rest = sentence[cut.end : clause_end].split()
+            if rest and not bleached(rest):
+                value = _TRAILING_WORDS.sub("", _TRAILING.sub("", sentence[verb_start:clause_end]))
+                end, object_words = verb_start + len(value), value.split()[skip:]
+        if object_words and (_generic(object_words) or bleached(object_words)):
+            continue  # "I did it", "I had a great time": nothing to remember
+        if to_listener(" ".join(object_words)):
             continue  # about the listener's things, not the speaker's life
-        if not object_words and cut is None:
-            continue  # "I finished." tells too little without a time
+        if not object_words and (cut is None or verb.lower() in LIGHT_VERBS):
+            continue  # "I finished." tells too little without a time, "I got today" even with
         if [w.lower().strip(".,!") for w in object_words] in (["last"], ["last", "time"]):
             continue  # "since we spoke last": a formula
         quote_start = min(m.start(), cut.start if cut else m.start())
@@ -369,9 +382,9 @@ def _mine(sentence: str, when: When | None) -> Iterator[EventMatch]:
         object_words = words[len(noun.split()) + 2 :]
         if len(words) > _MAX_WORDS or (not object_words and cut is None):
             continue
-        if object_words and _generic(object_words):
+        if object_words and (_generic(object_words) or bleached(object_words)):
             continue
-        if any(w.lower().strip(".,!'’") in ("you", "your", "yours") for w in object_words):
+        if to_listener(" ".join(object_words)):
             continue
         quote_start = min(m.start(), cut.start if cut else m.start())
         quote_end = max(end, cut.end if cut else end)
@@ -386,8 +399,8 @@ _GOING_TO = re.compile(r"\s+to\s+(?:(?i:the|a|an|my|our|this|that)\s|[A-Z])")
 _DEMONSTRATIVES = frozenset("this that these those".split())
 # After a demonstrative, words that make no noun of it ("I did that too", "made that happen").
 _NOT_NOUNS = frozenset(
-    """too again already before now then happen happened work out up way time much many far
-    long is was are were to for with and or but so in on at of by as a an the""".split()
+    """too again already before now then once twice happen happened work out up way time much
+    many far long is was are were to for with and or but so in on at of by as a an the""".split()
 )
 _FUTURE_TAIL = re.compile(
     r"(?:\s+(?i:next|this|this\s+coming|coming|in\s+the\s+next\s+few|in\s+a\s+few)\s+(?i:weeks?|months?|years?"
@@ -431,7 +444,9 @@ def _cut_when(
 
 
 _TRAILING = re.compile(r"[\s.,;:!?。，；：！？、'\"“”’)）~～]+$")
-_TRAILING_WORDS = re.compile(r"(?:\s+(?i:and|or|the|a|an|with|at|in|on|for|to|of|from|by|too))+$")
+_TRAILING_WORDS = re.compile(
+    r"(?:\s+(?i:and|or|the|a|an|with|at|in|on|for|to|of|from|by|too|lol|lmao|haha+|tbh|xd))+$"
+)
 
 # Chinese: 我(们) [和/跟 X (一起)] [time] [adverbs] verb 了/过 object.
 _ZH_TIME = (
@@ -473,6 +488,8 @@ def _chinese(sentence: str, ts: float) -> Iterator[EventMatch]:
         obj = re.sub(r"(?:啊|呀|啦|吧|哦|呢|哈|的)+$", "", obj)
         if obj.startswith(("你", "您", "这", "那", "它")) or (len(obj) < 2 and when is None):
             continue
+        if zh_bleached(obj) or to_listener(sentence[m.start() : m.start("verb")] + obj):
+            continue  # 我试了一下, 我和你聊了: a measure only, or about the listener
         start, end = m.start("verb"), m.start("obj") + len(obj)
         quote_start = min(m.start(), when.start if when else m.start())
         quote_end = max(end, when.end if when else end)
