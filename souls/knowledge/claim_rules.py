@@ -314,15 +314,29 @@ _RENAMES = re.compile(
 
 
 _TRAILING = re.compile(r"[\s.,;:!?。，；：！？、'\"“”’)）]+$")
+_FILLER_TAIL = re.compile(r"(?:\s+(?i:lol|lmao|haha+|tbh|xd))+$")
 _LEADING_ARTICLE = re.compile(r"^(?i:the|an?)\s+")
 _DEFINITE = re.compile(r"(?i:the)\s")
 _DEICTIC = re.compile(r"(?i:that|this|those|these)\s")
-# The courtesies that close a turn ("I'll let you know", "see you soon", 回头聊): said to
-# be polite, not promises anyone keeps track of.
+# What a thing shown or told has, said with "the": the photo's, not a taste in general.
+_SHOWN = re.compile(
+    r"(?i:the\s+(?:colou?rs?|vibes?|name|details?|design|look|style|pic(?:ture)?s?|photos?"
+    r"|shot|view|sound|energy|feel|texture|shape|pattern|message|lighting|composition|outfit"
+    r"|idea|concept|mood|atmosphere|setting|scenery|background|artwork|result|ending"
+    r"|story|writing|work|way\s+\S+))"
+)
+# The courtesies that close a turn ("I'll let you know", "see you soon", "I'll do my
+# best", 回头聊), and sending what the chat is about ("I'll send you a pic"): said to be
+# polite or to go on talking, not promises anyone keeps track of.
 _COURTESY = re.compile(
     r"(?i:\b(?:let\s+(?:you|u)\s+know|keep\s+(?:you|u)\s+(?:posted|updated|informed|in\s+the"
     r"\s+loop)|see\s+(?:you|u|ya)|talk\s+(?:to\s+(?:you|u)\s*)?(?:soon|later)|catch\s+(?:you|u)"
-    r"|get\s+back\s+to\s+(?:you|u)|be\s+in\s+touch)\b)|回头聊|再聊|再联系|有空聊"
+    r"|get\s+back\s+to\s+(?:you|u)|be\s+in\s+touch|(?:do|try)\s+my\s+(?:very\s+)?best"
+    r"|keep\s+(?:my\s+)?fingers\s+crossed|keep\s+(?:it|that|this)\s+in\s+mind"
+    r"|think\s+about\s+it|(?:send|show|get)\s+(?:(?:you|u)\s+)?(?:(?:a|the|some|my|that|this)\s+)?"
+    r"(?:pics?|photos?|pictures?|vids?|videos?|links?|snaps?|it)(?:\s+(?:over\s+)?to\s+(?:you|u))?"
+    r"\s*(?:soon|later|asap)?$)\b)|回头聊|再聊|再联系|有空聊"
+    r"|^(?:想你|爱你|加油|努力)的?$|^(?:给你)?发(?:给你|你)?(?:照片|图片?|视频|链接)的?$"
 )
 _DATE_CONNECTOR = re.compile(
     r"(?:\s+(?i:by|on|before|until|till|at|this|next|the|in|coming))+$|[\s,]+$"
@@ -334,12 +348,16 @@ _WEAK_ACTIONS = frozenset("go do see try be think wait come leave stay know chec
 
 
 def _clean(slot: str, raw: str) -> str:
-    value = _TRAILING.sub("", raw.strip())
+    value = _TRAILING.sub("", _FILLER_TAIL.sub("", _TRAILING.sub("", raw.strip())))
     if slot in ("likes", "dislikes"):
-        if (_DEFINITE.match(value) and len(value.split()) > 2) or _DEICTIC.match(value):
+        if (
+            (_DEFINITE.match(value) and len(value.split()) > 2)
+            or _DEICTIC.match(value)
+            or _SHOWN.fullmatch(value)
+        ):
             # A taste is said of things in general ("I love camping", "I like the rain");
-            # "I love the colour and texture", "this one" are about the thing just
-            # shown, not a preference.
+            # "I love the colour and texture", "the vibe", "this one" are about the thing
+            # just shown, not a preference.
             return ""
         value = _LEADING_ARTICLE.sub("", value)
     return value

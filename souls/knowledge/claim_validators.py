@@ -4,7 +4,8 @@
 ``slot``, given ``after``, the rest of its sentence. What a caller may rely on: every
 slot a pattern can capture, except plans and commitments, has an entry; the checks are
 pure and reject pronouns, generic objects ("it", "that idea", 这个), common words read
-as names (weekdays, months, breeds) and Chinese places that are no place (家里, 公司).
+as names (weekdays, months, breeds) and Chinese places that are no place (家里, 公司); a
+taste (likes, dislikes) is never about the listener nor a pointer back at what was said.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from souls.knowledge.claim_fragments import HAN
+from souls.knowledge.claim_substance import to_listener
 
 __all__ = ["NAMED", "VALIDATORS"]
 
@@ -120,6 +122,26 @@ def _valid_object(value: str, after: str) -> bool:
     return not (len(words) == 1 and words[0] in _GENERIC_NOUN)
 
 
+# What ends a taste that points back at what was just said or shown ("every minute of
+# it", "stuff like [that]", "moments like these").
+_ANAPHOR_END = frozenset("it that this these those like".split())
+_POINTING = re.compile(r"\s*(?i:it|that|this|these|those)\b")
+
+
+def _valid_taste(value: str, after: str) -> bool:
+    """A like or dislike is the speaker's taste in things in general: never about the
+    listener ("hearing from you", 和你聊天) and never a pointer back at what was just
+    said ("every minute of it", "doing [that]")."""
+    if not _valid_object(value, after) or to_listener(value):
+        return False
+    if _HAS_HAN.search(value):
+        return True
+    words = value.lower().split()
+    if words[-1].strip(".,!'\u2019") in _ANAPHOR_END:
+        return False
+    return not (len(words) == 1 and words[0].endswith("ing") and _POINTING.match(after))
+
+
 def _always(value: str, after: str) -> bool:
     return True
 
@@ -139,8 +161,8 @@ VALIDATORS: dict[str, Callable[[str, str], bool]] = {
     "hometown": _valid_place,
     "job": _valid_job,
     "employer": _valid_employer,
-    "likes": _valid_object,
-    "dislikes": _valid_object,
+    "likes": _valid_taste,
+    "dislikes": _valid_taste,
     "birthday": _always,
     "phone": _valid_phone,
     "language": _always,
