@@ -35,7 +35,7 @@ from souls.mind.metacognition import (
     known_gaps_section,
     sense_confidence,
 )
-from souls.mind.reflect import ExtractiveReflector, Reflector
+from souls.mind.reflect import REFLECT_OFFLOAD_CHARS, ExtractiveReflector, Reflector
 from souls.mind.reflection import ReflectClock
 from souls.recall.recall import Citations, HitCache, Recollection, recall
 from souls.recall.surfacing import Surfacings, resting
@@ -44,7 +44,7 @@ from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, SummaryVersion
 from souls.store.store import NewEvent, Scope, Store
 from souls.text.tokenize import fts_match, query_terms
-from supervisor.pace import Pacer
+from supervisor.pace import Pacer, in_worker
 
 __all__ = ["Emit", "Mind"]
 
@@ -61,9 +61,22 @@ class _Layer:
     text: str = ""
     citations: Citations | None = None
 
-    def set(self, text: str) -> None:
+    def set(self, text: str, citations: Citations) -> None:
         self.text = text
-        self.citations = Citations(text)
+        self.citations = citations
+
+
+def _digest(text: str) -> tuple[Citations, WorldModel]:
+    """What a summary's text defines: its citations and the world model it makes."""
+    return Citations(text), WorldModel(text)
+
+
+async def _digested(text: str) -> tuple[Citations, WorldModel]:
+    """``_digest(text)``; in a worker process for a long summary (tokenising it costs
+    about 0.3 ms per thousand characters)."""
+    if len(text) < REFLECT_OFFLOAD_CHARS:
+        return _digest(text)
+    return await in_worker(_digest, text)
 
 
 class Mind:
@@ -117,9 +130,12 @@ class Mind:
         """Rebuild the mind from the database (at start and after a restart)."""
         for layer, target in (("consolidated", self.summary), ("weekly", self.weekly)):
             stored = await self._inner.summary(layer)
-            target.set(stored.text if stored else "")
+            text = stored.text if stored else ""
+            citations, world = await _digested(text)
+            target.set(text, citations)
+            if layer == "consolidated":
+                self.world = world
             await self._brain.sync_summary(layer, target.text)
-        self.world = WorldModel(self.summary.text)
         state = await self._inner.state()
         self.clock = ReflectClock.from_state(state)
         self.signal = state.get(_SIGNAL, "")
@@ -202,14 +218,17 @@ class Mind:
         text = await self.reflector.reflect(self.summary.text, observations, config.budget)
         # Everything stored so far is folded in now, even what did not make the cut.
         last = max(await self._inner.last_memory(), self.clock.last_memory)
+        citations, world = await _digested(text)
+        # Nothing changed before this point: a reflect cancelled in one of the awaits
+        # above leaves the mind and ``changes`` as they were.
         changed = text != self.summary.text
         self.clock.reflected(reason, last)
         changes.state.update(self.clock.to_state())
         changes.summaries.append(
             SummaryVersion("consolidated", text, len(observations), self.reflector.name, reason)
         )
-        self.summary.set(text)
-        self.world = WorldModel(text)
+        self.summary.set(text, citations)
+        self.world = world
         await self._brain.write_summary("consolidated", text)
         self._emit("reflect", {"reason": reason, "observations": len(observations)})
         self._log.info(
@@ -223,11 +242,12 @@ class Mind:
         config = self.config.reflect
         observations = await self._inner.observations_since(now - 7 * DAY, config.max_observations)
         text = await self.reflector.reflect(self.weekly.text, observations, config.weekly_budget)
+        citations, _ = await _digested(text)
         changed = text != self.weekly.text
         changes.summaries.append(
             SummaryVersion("weekly", text, len(observations), self.reflector.name, "weekly")
         )
-        self.weekly.set(text)
+        self.weekly.set(text, citations)
         await self._brain.write_summary("weekly", text)
         return ReflectResult(
             "weekly", "weekly", self.reflector.name, len(observations), changed, len(text)
