@@ -19,7 +19,9 @@ when it is:
 - a passing intention: "I want to", "I'm going to", 想, 要 count only with a long horizon
   ("by June", "this year", "someday", 明年, 以后), and a plan for today, tonight or
   tomorrow is no goal (the claim rules keep those as plans);
-- filler: the object must hold a content word ("I want to say…", "my plan is to, um").
+- filler: the object must hold a content word ("I want to say…", "my plan is to, um"),
+  and not open on the listener or only point back ("I believe in you", "go there");
+- named, not stated: a marker in a relative clause ("what I believe in").
 
 Every statement is a verbatim piece of the turn (the quote is the whole sentence), cut
 at the clause's end. Pure and deterministic.
@@ -488,6 +490,14 @@ _SHORT_WORDS = Cue(
 _DIGIT = re.compile(r"\d")
 _NONE = Found(_LONG_CUE, "", [])
 _YOU = re.compile(r"\byou\b|你", re.I)
+# An object that opens on the listener, or on a word pointing back at what was said.
+_TO_LISTENER = re.compile(r"(?:in\s+)?(?:you|your|yours|u)\b|你|您", re.I)
+_POINTING = re.compile(
+    r"(?:[a-z]+\s+)?(?:there|that|it|this)(?:\s+(?:some\s?day|one\s+day|eventually|again|too))?"
+    r"\s*$",
+    re.I,
+)
+_RELATIVE = re.compile(r"\b(?:what|which|whatever|everything|things)\s+$", re.I)
 _CONDITION = re.compile(r"\s*(?:if|unless|suppose|imagine|如果|要是|假如|万一)\b", re.I)
 # _TAIL read backwards, from a clause's end: a trailing filler word (with the blanks
 # around it, which starts before any trailing run of marks) or else a run of marks.
@@ -697,6 +707,10 @@ def _news(here: _Sentence, known: dict[str, Any]) -> list[tuple[GoalSignal, tupl
             obj, end = here.object(m.start("obj"))
             if not obj or not _known(known, "c" + obj, _contentful, obj) or _SPEECH.match(obj):
                 continue
+            if _TO_LISTENER.match(obj) or _POINTING.match(obj):
+                continue  # "I believe in you", "I'd love to go there someday": not one's own
+            if _RELATIVE.search(sentence, max(0, m.start() - _LOOK), m.start()):
+                continue  # "the ones that suit what I believe in": named, not stated
             if kind != "value" and _YOU.search(obj):
                 continue  # a promise to the listener: a commitment (the claim rules')
             if (
