@@ -83,6 +83,12 @@ _QUESTION_ZH = re.compile(r"[吗么呢]\s*$|是不是|有没有|要不要|会不
 _CONDITIONAL = re.compile(
     r"(?:(?i:\b(?:if|unless|whether|once|in\s+case)\s+)|如果|要是|假如|万一)$"
 )
+# Someone else's words, introduced just before a match ("my friend was like, I quit my
+# job", "she said I should..."): the speaker's own "I was like" and "I said" stay theirs.
+_REPORTED = re.compile(
+    r"(?<![Ii]\s)(?<![Ww]e\s)(?i:\b(?:(?:was|is|were|are)\s+like|said|says|told\s+(?:me|us)"
+    r"|goes|went))\s*[,:]\s*$|(?<![我])(?:说|问)[，,：:]\s*$"
+)
 # Each with what every alternative of it needs (claim_scan.Cue).
 _HEARSAY_CUE = Cue("apparently|supposedly|reportedly|allegedly|heard|say|said|told", "说")
 _HEDGE_CUE = Cue(
@@ -183,10 +189,15 @@ class _Said:
         self._due: tuple[tuple[int, int, float] | None] | None = None
 
     def qualified(self, at: int) -> bool:
-        """Whether what starts at ``at`` is quoted speech or under a condition ("if I")."""
+        """Whether what starts at ``at`` is quoted or reported speech ("she was like, I...")
+        or under a condition ("if I")."""
         if self._quotes is None:
             self._quotes = Quotes(self.text)
-        return self._quotes.inside(at) or ends_at(_CONDITIONAL, self.text, at)
+        return (
+            self._quotes.inside(at)
+            or ends_at(_CONDITIONAL, self.text, at)
+            or ends_at(_REPORTED, self.text, at)
+        )
 
     @property
     def renames(self) -> bool:
