@@ -482,7 +482,9 @@ class Methods:
         bad: list[Rejection] = []
         for index, raw in enumerate(params.events):
             try:
-                events.append(with_replay_ref(decode_params(f"event {index}", raw, EventIn)))
+                # The reason's index names the event: its message need not (a CLI
+                # import shows it beside the event's line in the file).
+                events.append(with_replay_ref(decode_params("this event", raw, EventIn)))
                 positions.append(index)
             except SoupdError as error:
                 bad.append(Rejection(index, error.code, error.message))

@@ -31,7 +31,8 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     │   └── ReplyBufferFull          reply_buffer_full
     ├── ClientError
     │   ├── DaemonNotRunning         daemon_not_running
-    │   └── RemoteError              (the code the daemon sent)
+    │   ├── RemoteError              (the code the daemon sent)
+    │   └── UsageError               usage             (the CLI's own)
     ├── AlreadyRunning               already_running
     ├── InjectedFault                injected_fault
     ├── LLMError                     llm_unavailable   (souls/llm/chat.py)
@@ -264,6 +265,14 @@ class RemoteError(ClientError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class UsageError(ClientError):
+    """The command line asks for something it cannot be: flags that contradict each
+    other, a value of the wrong form, a file to read that is not there. Never sent on
+    the wire; the CLI exits 2 for it, as for a bad flag."""
+
+    code = "usage"
 
 
 class AlreadyRunning(SoupdError):

@@ -125,8 +125,8 @@ class HygieneGate:
             if run >= self._max_repeats:
                 raise RejectedInput(
                     "repeated_lines",
-                    f"the same line occurs {run} times in a row (ending at line {number}); "
-                    "send it once, or say how often it repeated",
+                    f"the same line occurs {run} times in a row (ending at line {number} of "
+                    "the text); send it once, or say how often it repeated",
                 )
 
 

@@ -5,7 +5,8 @@ status      cause
 ==========  ===============================================================
 0           done
 1           any other error (the daemon failed the request, busy, timeout...)
-2           usage or configuration (a bad flag, ``soupd.toml`` or a soul file)
+2           usage or configuration (a bad flag, flags that contradict each other,
+            a file to read that cannot be read, ``soupd.toml`` or a soul file)
 3           a check failed (``check``, ``cards --strict``, ``tide``, ``tasks``)
 4           the daemon is not running (or its socket refused this user)
 5           input refused (the hygiene gate, invalid parameters, a line of an
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from supervisor.errors import ConfigError, DaemonNotRunning, SoupdError
+from supervisor.errors import ConfigError, DaemonNotRunning, SoupdError, UsageError
 
 __all__ = [
     "CHECK_FAILED",
@@ -57,7 +58,7 @@ _NOT_FOUND = frozenset({"unknown_soul", "not_found"})
 
 def status_of(error: SoupdError) -> int:
     """The exit status for an error, by its cause."""
-    if isinstance(error, ConfigError):
+    if isinstance(error, ConfigError | UsageError):
         return USAGE
     if isinstance(error, DaemonNotRunning):
         return NOT_RUNNING

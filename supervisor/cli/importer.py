@@ -31,7 +31,7 @@ import msgspec
 from channels.client import Client
 from supervisor.cli.progress import Progress
 from supervisor.cli.restore import Restorer, is_claim, scan_links
-from supervisor.errors import ClientError
+from supervisor.errors import UsageError
 
 __all__ = ["import_file"]
 
@@ -47,14 +47,14 @@ async def import_file(socket: Path, soul: str, file: Path, progress: bool) -> di
     try:
         people = await anyio.to_thread.run_sync(scan_links, file)
     except OSError as exc:
-        raise ClientError(f"cannot read {file}: {exc.strerror or exc}") from None
+        raise _unreadable(file, exc) from None
     async with Client.connect(socket) as client:
         run = _Import(client, soul)
         await run.restorer.link(people)
         try:
             handle = await anyio.open_file(file, "rb")
         except OSError as exc:
-            raise ClientError(f"cannot read {file}: {exc.strerror or exc}") from None
+            raise _unreadable(file, exc) from None
         size = (await anyio.Path(file).stat()).st_size
         bar = Progress(f"importing {file.name}", size, unit="B", enabled=progress)
         async with handle:
@@ -66,7 +66,14 @@ async def import_file(socket: Path, soul: str, file: Path, progress: bool) -> di
                 bar.advance(len(raw))
         await run.flush()
         bar.close()
-    return {**run.totals, "reasons": run.reasons}
+    return {**run.totals, "reasons": run.first_reasons()}
+
+
+def _unreadable(file: Path, exc: OSError) -> UsageError:
+    return UsageError(
+        f"cannot read {file}: {exc.strerror or exc}; name a JSON-lines file to import "
+        "(one event object a line, or a `soupd export` file)"
+    )
 
 
 class _Import:
@@ -87,9 +94,16 @@ class _Import:
         self.restorer = Restorer(client, soul, self.totals, self.reject)
 
     def reject(self, line: int, code: str, message: str) -> None:
+        # Reasons come out of file order (a person record's at the start, an event's
+        # when its frame is answered): the first _MAX_REASONS lines are kept, sorted.
         self.totals["rejected"] += 1
-        if len(self.reasons) < _MAX_REASONS:
-            self.reasons.append({"line": line, "code": code, "message": message})
+        self.reasons.append({"line": line, "code": code, "message": message})
+        if len(self.reasons) >= 2 * _MAX_REASONS:
+            self.reasons = self.first_reasons()
+
+    def first_reasons(self) -> list[dict[str, Any]]:
+        """The reasons of the first ``_MAX_REASONS`` rejected lines, in file order."""
+        return sorted(self.reasons, key=lambda reason: reason["line"])[:_MAX_REASONS]
 
     async def line(self, line: bytes) -> None:
         number = self.number

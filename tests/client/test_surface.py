@@ -82,6 +82,7 @@ def _daemon_codes() -> dict[str, type[Exception]]:
         "child_start_failed",  # the supervision tree, at start
         "restart_intensity",
         "daemon_not_running",  # the CLI's own; the client raises its own class
+        "usage",  # the CLI's own: its command line
     }
     return {code: kind for code, kind in found.items() if code not in never_on_the_wire}
 

@@ -228,13 +228,53 @@ def test_import_of_a_large_file_spans_several_frames(soupd: Daemon, tmp_path: Pa
 def test_import_of_a_missing_file_is_a_one_line_error(soupd: Daemon, tmp_path: Path) -> None:
     missing = tmp_path / "missing.jsonl"
 
-    result = soupd.home.cli("import", "alpha", missing)
+    for path in (missing, tmp_path):  # none, and a folder (which cannot be read as one)
+        result = soupd.home.cli("import", "alpha", path)
 
-    assert result.returncode != 0
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert str(missing) in lines[0]
+        # A usage error, as the README's exit codes say: the command named no usable file.
+        line = one_line_error(result, code=2)
+        assert line.startswith(f"soupd: usage: cannot read {path}: "), line
+        assert "name a JSON-lines file to import" in line
+    as_json = soupd.home.cli("--json", "import", "alpha", missing)
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stderr)["error"]["code"] == "usage"
+    assert soupd.counts("alpha") == (0, 0)
+
+
+def test_import_reports_rejected_lines_in_file_order(soupd: Daemon, tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"text": "the first note, kept", "ref": "o-1"}),  # 1 stored
+        json.dumps({"text": "line\nline\nline", "ref": "o-2"}),  # 2 rejected by the soul
+        "",  # 3 blank
+        "not json",  # 4 rejected by the CLI
+        json.dumps({"texts": "a misspelt field"}),  # 5 rejected by the daemon's decoding
+        json.dumps({"type": "fact", "value": "", "source": "user"}),  # 6 a stated claim
+        json.dumps({"text": "key " + "AKIA" + "ABCDEFGHIJ234567"}),  # 7 a credential
+        json.dumps({"type": "identity", "person": 9, "channel": "tg", "external": "x"}),  # 8
+        json.dumps({"text": "the last note, kept", "ref": "o-3"}),  # 9 stored
+    ]
+    path = write_jsonl(tmp_path / "mixed.jsonl", lines)
+
+    done = soupd.home.cli("--json", "import", "alpha", path)
+
+    assert done.returncode == 5, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["stored"], result["rejected"]) == (2, 6)
+    assert [(r["line"], r["code"]) for r in result["reasons"]] == [
+        (2, "hygiene.repeated_lines"),
+        (4, "bad_json"),
+        (5, "invalid_params"),
+        (6, "invalid_params"),
+        (7, "hygiene.credential"),
+        (8, "bad_record"),
+    ]
+    # No message names another place than its line: not the event's index in a
+    # request, nor a line of the file for a line of the text.
+    by_line = {r["line"]: r["message"] for r in result["reasons"]}
+    assert "invalid params for this event: " in by_line[5]
+    assert "(ending at line 3 of the text)" in by_line[2]
+    human = soupd.home.cli("import", "alpha", path).stdout.splitlines()
+    assert [row.split(":")[0] for row in human[1:]] == [f"  line {n}" for n in (2, 4, 5, 6, 7, 8)]
 
 
 NOT_FOUND, REFUSED, NOT_RUNNING = 6, 5, 4
