@@ -132,8 +132,9 @@ class UnknownSoul(SoupdError):
 
     def __init__(self, name: str) -> None:
         super().__init__(
-            f"no soul named {name!r}; list them with `soupd souls`, or create one by "
-            f"adding souls/{name}.toml to the config directory"
+            f"no soul named {name!r}; list them with `soupd souls`, or create it with "
+            f"`soupd soul create {name}` (or add souls/{name}.toml beside soupd.toml and "
+            "reload: `kill -HUP` the daemon)"
         )
         self.name = name
 

@@ -408,3 +408,18 @@ def test_no_json_output_holds_an_epoch_time(soupd: Daemon) -> None:
     since, until = (dt.datetime.fromisoformat(tide[key]) for key in ("since", "until"))
     assert since.utcoffset() == until.utcoffset() == dt.timedelta(0)
     assert until - since == dt.timedelta(days=7)
+
+
+def test_an_unknown_soul_says_how_to_make_one(soupd: Daemon) -> None:
+    home = soupd.home
+    said = json_error(home.cli("--json", "recall", "gamma", "deploy"), NOT_FOUND)
+    on_the_socket = soupd.call("event.push", {"soul": "gamma", "text": "x"})["error"]
+
+    assert said["code"] == on_the_socket["code"] == "unknown_soul"
+    assert said["message"] == on_the_socket["message"]
+    assert "`soupd soul create gamma`" in said["message"]
+    assert "souls/gamma.toml" in said["message"]
+    assert "`soupd souls`" in said["message"]
+    # The advice, followed as written, works.
+    ok(home.cli("soul", "create", "gamma"))
+    assert ok(home.cli("recall", "gamma", "deploy")) == "(nothing recalled)\n"
