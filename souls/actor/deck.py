@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import anyio
@@ -34,17 +35,19 @@ from souls.actor.cognition import Emit, Mind
 from souls.actor.ingest import Outcome
 from souls.collision.cards import Card, CardStore
 from souls.collision.collider import Collider, Collision, pool_card
-from souls.collision.crystal import CardConfig, Counts, crystallise, terms
+from souls.collision.crystal import CardConfig, Counts, conclude, read_summary
 from souls.collision.lightning import weight
 from souls.collision.status_page import render_status_page
 from souls.collision.tide import TideReport, closures, tide
 from souls.config import SoulConfig
 from souls.events import EventIn
 from souls.messages import CardAdd, Lightning
+from souls.mind.reflect import REFLECT_OFFLOAD_CHARS
 from souls.results import PushResult
 from souls.store.changes import Changes
 from souls.store.store import Store
 from supervisor.errors import InvalidParams, MissingItem, NotFound, SoupdError
+from supervisor.pace import in_worker
 
 __all__ = ["Deck"]
 
@@ -86,9 +89,13 @@ class Deck:
             )
         )
         previous = rows[0][0] if rows else ""
-        rarity = await self._rarity(terms(summary))
+        if len(summary) + len(previous) < REFLECT_OFFLOAD_CHARS:
+            reading = read_summary(summary, previous)
+        else:  # reading a long summary costs about 0.4 ms per thousand characters
+            reading = await in_worker(read_summary, summary, previous)
+        rarity = await self._rarity(reading.terms)
         known, people = await self._cards.line_keys(), await self._collider.people()
-        draft = crystallise(summary, previous, known, rarity, CardConfig(), people)
+        draft = conclude(reading, known, rarity, CardConfig(), people)
         if draft.conclusions:
             card = await self._cards.add(
                 title="",
@@ -101,7 +108,7 @@ class Deck:
             )
             self._emit("card", {"number": card.number, "title": card.title})
 
-    async def _rarity(self, wanted: set[str]) -> Counts:
+    async def _rarity(self, wanted: AbstractSet[str]) -> Counts:
         """How many visible memories hold each of ``wanted``, and how many there are
         (the index's own text column: a memory's neighbouring turns are not its text)."""
         db = self._store.db

@@ -18,6 +18,9 @@ reads them off a new summary. Invariants a caller may rely on:
   common to much of the soul's memory ("kids" in a family chat), most lines first,
   then the ones that recur in it.
 * Pure and deterministic: the soul's term statistics come in as ``rarity``.
+* ``crystallise`` is :func:`read_summary` (all of the text work, which needs neither
+  ``rarity`` nor ``known``; its :class:`Reading` pickles, so a worker process can do it)
+  then :func:`conclude`, with the same card.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -34,7 +37,18 @@ import msgspec
 from souls.collision.lines import Line, covers, key, read, sentences
 from souls.text.tokenize import tokens
 
-__all__ = ["CardConfig", "Counts", "Draft", "Rarity", "crystallise", "summary_lines", "terms"]
+__all__ = [
+    "CardConfig",
+    "Counts",
+    "Draft",
+    "Rarity",
+    "Reading",
+    "conclude",
+    "crystallise",
+    "read_summary",
+    "summary_lines",
+    "terms",
+]
 
 _CITATION = re.compile(r"\s*\[m\d+(?:,\s*m\d+)*\]")
 _COUNT = re.compile(r"\s*\(\s*[\u00d7x]\s*\d+\s*\)")
@@ -124,6 +138,45 @@ def terms(summary: str) -> set[str]:
     return {t for text, _, _ in summary_lines(summary) for t in read(text).terms}
 
 
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """A sentence a new summary line says, read."""
+
+    key: str
+    text: str
+    line: Line
+    alarm: bool
+    memories: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What :func:`read_summary` reads off a new summary: all of ``crystallise``'s text
+    work, which needs neither the soul's term statistics nor its earlier cards (so it
+    can be done away from them, in a worker process; it pickles)."""
+
+    terms: frozenset[str]  # :func:`terms` of the summary
+    said: tuple[_Said, ...]  # its new lines' sentences, the first of each key, in order
+
+
+def read_summary(summary: str, previous: str) -> Reading:
+    """The reading of ``summary``, a reflect's new summary over ``previous``."""
+    carried = {key(text) for text, _, _ in summary_lines(previous)}
+    lines = summary_lines(summary)
+    seen: set[str] = set()
+    said: list[_Said] = []
+    for text, alarm, memories in lines:
+        if key(text) in carried:
+            continue
+        for sentence in sentences(text):
+            # A bracketed aside (an image caption, a stage direction) concludes nothing.
+            if sentence.startswith("[") or (sentence_key := key(sentence)) in seen:
+                continue
+            seen.add(sentence_key)
+            said.append(_Said(sentence_key, sentence, read(sentence), alarm, memories))
+    return Reading(frozenset(t for text, _, _ in lines for t in read(text).terms), tuple(said))
+
+
 def crystallise(
     summary: str,
     previous: str,
@@ -135,18 +188,23 @@ def crystallise(
     """The card a reflect that wrote ``summary`` over ``previous`` crystallises, given
     the keys of every line earlier cards hold (``known``) and the terms of the names of
     the people talking (``people``, never a tag). Empty when it concluded nothing new."""
-    carried = {key(text) for text, _, _ in summary_lines(previous)}
-    seen = set(known)
-    candidates: list[_Sentence] = []
-    for text, alarm, memories in summary_lines(summary):
-        if key(text) in carried:
-            continue
-        for sentence in sentences(text):
-            # A bracketed aside (an image caption, a stage direction) concludes nothing.
-            if sentence.startswith("[") or key(sentence) in seen:
-                continue
-            seen.add(key(sentence))
-            candidates.append(_Sentence(len(candidates), sentence, read(sentence), alarm, memories))
+    return conclude(read_summary(summary, previous), known, rarity, config, people)
+
+
+def conclude(
+    reading: Reading,
+    known: Collection[str],
+    rarity: Rarity,
+    config: CardConfig,
+    people: frozenset[str] = frozenset(),
+) -> Draft:
+    """``crystallise`` of the summary ``reading`` was read from."""
+    keys = known if isinstance(known, Set) else frozenset(known)
+    fresh = (said for said in reading.said if said.key not in keys)
+    candidates = [
+        _Sentence(order, said.text, said.line, said.alarm, said.memories)
+        for order, said in enumerate(fresh)
+    ]
     statements = [c for c in candidates if not c.line.asks]
     conclusions = _strongest(
         [c for c in statements if len(c.line.terms) >= config.min_terms],
