@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from supervisor.cli.shared import Call, Command, Show, key_values
-from supervisor.errors import InvalidParams
+from supervisor.errors import UsageError
 
 __all__ = ["register"]
 
@@ -29,13 +29,18 @@ def register(command: Command, call: Call, show: Show) -> None:
         return show(args, call(args, "weekly", {"soul": args.soul}), key_values)
 
     def decay(args: argparse.Namespace) -> int:
+        import time
+
         params: dict[str, Any] = {"soul": args.soul}
         if args.dry_run and args.apply:
-            raise InvalidParams("decay: --dry-run and --apply ask for opposite things; pick one")
+            raise UsageError(
+                "decay: --dry-run and --apply ask for opposite things; give one of them "
+                "(--dry-run: only count; --apply: run it even as of a future --now)"
+            )
         # Decay as of a later time hides and purges for real, now: never by a typo.
         # Without --apply it only says what it would do.
-        later = bool(args.now) and _in_the_future(args.now) and not args.apply
-        if args.now:
+        later = args.now is not None and args.now > time.time() and not args.apply
+        if args.now is not None:
             params["now"] = args.now
         if args.dry_run or later:
             params["dry_run"] = True
@@ -57,7 +62,11 @@ def register(command: Command, call: Call, show: Show) -> None:
     p.add_argument("soul")
     p = command("decay", decay, "run the nightly forgetting pass on a soul now")
     p.add_argument("soul")
-    p.add_argument("--now", help="as of this time (ISO 8601), to test the curve")
+    p.add_argument(
+        "--now",
+        type=_moment,
+        help="as of this time (ISO 8601, UTC when no zone, or Unix seconds), to test the curve",
+    )
     p.add_argument(
         "--dry-run",
         action="store_true",
@@ -94,20 +103,20 @@ def _decay_text(r: dict[str, Any]) -> str:
     return f"hid {counts}"
 
 
-def _in_the_future(when: str) -> bool:
-    """Whether an ISO 8601 time (UTC without a zone) or Unix seconds is after now; a
-    text that is neither is left to the daemon to refuse."""
-    import datetime as dt
-    import time
+def _moment(text: str) -> float:
+    """argparse's type for a time: Unix seconds for ISO 8601 (UTC when it has no zone)
+    or Unix seconds, read as the daemon reads a time (:func:`souls.events.event_time`);
+    anything else is a usage error saying what is accepted."""
+    from souls.events import event_time
 
     try:
-        seconds = float(when)
+        value: float | str = float(text)
     except ValueError:
-        try:
-            moment = dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
-        except ValueError:
-            return False
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.UTC)
-        seconds = moment.timestamp()
-    return seconds > time.time()
+        value = text
+    try:
+        return event_time(value, 0.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time soupd can use: give ISO 8601 (2026-11-29T09:30:00Z; UTC "
+            "when it has no zone) or Unix seconds, from 1970 on"
+        ) from None

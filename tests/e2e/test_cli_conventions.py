@@ -356,9 +356,22 @@ def test_decay_as_of_a_future_time_is_a_dry_run_unless_apply(
     # The markers in memory went too: no feeling left about it.
     assert daemon.result("confidence", {"soul": "ada", "topic": "deploy"})["somatic"] == 0.5
     assert daemon.recall("ada", "red") == []
+    # Usage errors (exit 2), saying what is accepted, with nothing asked of the soul.
+    after = soul_state(soupd_home, "ada")
     both = soupd_home.cli("decay", "ada", "--dry-run", "--apply")
-    assert both.returncode == REFUSED
-    assert "--dry-run and --apply" in both.stderr
+    assert both.returncode == USAGE, both.stderr
+    assert "--dry-run and --apply ask for opposite things; give one of them" in both.stderr
+    for when in ("yesterday", "2026-13-01", "nan", "-5"):
+        wrong = soupd_home.cli("decay", "ada", "--now", when)
+        assert wrong.returncode == USAGE, (when, wrong.stderr)
+        assert "give ISO 8601 (2026-11-29T09:30:00Z; UTC when it has no zone) or Unix" in (
+            wrong.stderr
+        ), when
+    assert soul_state(soupd_home, "ada") == after
+    # Unix seconds are a time too: a dry run as of t2, counting nothing more to do.
+    seconds = str(dt.datetime.fromisoformat(t2).timestamp())
+    again = json.loads(ok(soupd_home.cli("--json", "decay", "ada", "--now", seconds)))
+    assert (again["dry_run"], again["hidden"], again["purged"]) == (True, 0, 0)
 
 
 def epoch_numbers(value: object, path: str = "") -> list[str]:
