@@ -37,7 +37,8 @@ _EMPTY = frozenset(
     while week weekend night great good best better nice fun amazing awesome laugh laughs
     wonderful lovely fantastic incredible blast ball rough hard tough long way heart soul
     chance forward same my our lol haha lmao omg tbh really very pretty quite just totally
-    super pic pics photo photos picture pictures selfie selfies snap""".split()
+    super pic pics photo photos picture pictures selfie selfies snap adventure
+    mind""".split()
 )
 # Verbs that say nothing without an object: "I got.", "I did today" are no events.
 LIGHT_VERBS = frozenset(
@@ -46,6 +47,7 @@ LIGHT_VERBS = frozenset(
 )
 _STRIP = ".,!?;:'’\"“”()"
 _PARTICLES = frozenset("up out through down off over back away around".split())
+_ADVERBIAL = frozenset("now then today tonight lately recently already yet again too also".split())
 _LISTENER = re.compile(
     r"(?i:\b(?:you|your|yours|yourself|yourselves|ya|u)\b|\byou[’'](?:re|ve|ll|d)"
     r"|\bour\s+(?:chats?|talks?|conversations?|catch-?ups?)\b)|你|您"
@@ -60,6 +62,8 @@ def bleached(words: Sequence[str]) -> bool:
     docstring); an empty object is not bleached (the caller decides about a bare verb)."""
     low = [w.lower().strip(_STRIP) for w in words]
     low = [w for w in low if w]
+    while low and low[-1] in _ADVERBIAL:
+        low.pop()  # "feeling down lately" is "feeling down"
     if not low or (len(low) == 1 and low[0] in _PARTICLES):
         return False  # "we met up", "I'm feeling down": the verb says it
     if low[0] == "same" or low[:2] == ["the", "same"]:

@@ -493,8 +493,8 @@ _YOU = re.compile(r"\byou\b|你", re.I)
 # An object that opens on the listener, or on a word pointing back at what was said.
 _TO_LISTENER = re.compile(r"(?:in\s+)?(?:you|your|yours|u)\b|你|您", re.I)
 _POINTING = re.compile(
-    r"(?:[a-z]+\s+)?(?:there|that|it|this)(?:\s+(?:some\s?day|one\s+day|eventually|again|too))?"
-    r"\s*$",
+    r"(?:[a-z]+\s+)?(?:there|that|it|this)(?:\s+(?:work|happen|count|right))?"
+    r"(?:\s+(?:some\s?day|one\s+day|eventually|again|too))?\s*$",
     re.I,
 )
 _RELATIVE = re.compile(r"\b(?:what|which|whatever|everything|things)\s+$", re.I)
