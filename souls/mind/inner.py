@@ -16,6 +16,7 @@ import anyio
 
 from souls.mind.reflect import Observation
 from souls.results import DecayResult
+from souls.store.hiding import hide
 from souls.store.store import Store
 
 __all__ = ["InnerStore", "Summary"]
@@ -171,14 +172,13 @@ class InnerStore:
         """
         with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
             async with self._store.transaction() as db:
-                hidden = await _fetch(
+                fading = await _fetch(
                     db,
                     """
-                    UPDATE memories SET hidden_at = :now
+                    SELECT id FROM memories
                     WHERE hidden_at IS NULL AND salience < :permanent
                       AND coalesce(last_recalled, created) < :now - 86400.0 * CASE
                           WHEN salience >= :medium THEN :medium_days ELSE :low_days END
-                    RETURNING id
                     """,
                     {
                         "now": now,
@@ -188,9 +188,7 @@ class InnerStore:
                         "low_days": low_days,
                     },
                 )
-                await db.executemany(
-                    "DELETE FROM memory_fts WHERE rowid = ?", [(i,) for (i,) in hidden]
-                )
+                hidden = await hide(db, [i for (i,) in fading], now)
                 purged = await _fetch(
                     db,
                     "SELECT id FROM memories WHERE hidden_at IS NOT NULL AND hidden_at <= ?",

@@ -5,11 +5,12 @@ per soul, the embedded default) and the PostgreSQL
 calls. The soul actor remains the only writer of its soul on either.
 
 :class:`SoulStore` is narrow: append events (with the derived rows of their turn), read
-by id, search (exact FTS5 BM25 on both: :mod:`souls.store.postgres.search`), forget,
-the statistics recall ranks with, and the migrations applied. Both stores satisfy it
-(checked by mypy below, and by tests/souls/store/test_interface.py and test_store.py,
-which run every test of the interface against both backends). Opening is each backend's own
-(``Store.open(path)``, ``PgStore.open(pool, soul)``): that is where they differ.
+by id, search (exact FTS5 BM25 on both: :mod:`souls.store.postgres.search`), hide (as
+decay does), forget, the statistics recall ranks with, and the migrations applied.
+Both stores satisfy it (checked by mypy below, and by tests/souls/store/test_interface.py
+and test_store.py, which run every test of the interface against both backends).
+Opening is each backend's own (``Store.open(path)``, ``PgStore.open(pool, soul)``):
+that is where they differ.
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``Scope``, ``StoreCounts``,
@@ -44,8 +45,11 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
 * souls/store/check.py, reindex.py, files.py — the read-only checks of a database
   file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
   PostgreSQL (nor ``soupd migrate``, export/import between the two).
-* Hiding memories (decay, in souls/mind/inner.py: ``hidden_at`` set and the index row
-  deleted) and the semantic layer's vectors (pgvector) have no PostgreSQL side yet.
+* Decay itself (souls/mind/inner.py) is one SQLite transaction: which memories fade,
+  the purge of hidden ones, edges and markers weakening. It hides with
+  :func:`souls.store.hiding.hide`, the code of ``Store.hide``; :meth:`SoulStore.hide`
+  does the same on PostgreSQL, the rest of decay has no PostgreSQL side yet. Nor has
+  the semantic layer's vectors (pgvector).
 * ``Store.successors`` (a superseded fact's successor, from claims) has no PostgreSQL
   counterpart yet (no claims there), so it is not in the interface; nor are
   ``Store.transaction()``, ``Store.commit()`` and ``Store.db``, the SQLite connection
@@ -96,6 +100,13 @@ class SoulStore(Protocol):
     async def echo(self, event: NewEvent, window: float) -> tuple[int, float] | None:
         """A stored event with the same sender and text from another channel within
         ``window`` seconds (cross-channel de-duplication): its id and salience."""
+        ...
+
+    async def hide(self, memory_ids: Sequence[int], now: float) -> int:
+        """Hide the visible memories among ``memory_ids`` as decay does (``hidden_at``
+        set to ``now``, their index rows and the statistics they counted gone; the rows
+        quoting them as context keep them: :mod:`souls.store.hiding`), in one
+        transaction; how many were hidden."""
         ...
 
     async def forget(self, event_ids: Sequence[int]) -> int:

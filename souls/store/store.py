@@ -32,6 +32,7 @@ import msgspec
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, write_changes
+from souls.store.hiding import hide
 from souls.store.neighbours import Row, lay_out, tails
 from souls.store.schema import MIGRATIONS
 from supervisor.errors import DiskFull, StoreUnusable
@@ -634,6 +635,17 @@ class Store:
         """The names of the migrations applied (at open), in order."""
         rows = await self._db.execute_fetchall("SELECT name FROM migrations ORDER BY name")
         return [name for (name,) in rows]
+
+    async def hide(self, memory_ids: Sequence[int], now: float) -> int:
+        """Hide the visible memories among ``memory_ids``, as decay does
+        (:mod:`souls.store.hiding`), in one shielded transaction; how many were hidden."""
+        if not memory_ids:
+            return 0
+        with anyio.CancelScope(shield=True):
+            async with self.transaction() as db:
+                hidden = await hide(db, memory_ids, now)
+        self.drop_caches()
+        return len(hidden)
 
     async def forget(self, event_ids: Sequence[int]) -> int:
         """Delete the events, their memories (with their index rows, vectors, sources

@@ -533,6 +533,46 @@ class PgStore:
         )
         return [(int(memory_id), doc) for memory_id, doc in rows]
 
+    async def _unindex(
+        self, db: asyncpg.Connection, memory_ids: Sequence[int], delta: _Delta
+    ) -> None:
+        """Take the memories' rows and postings out of the index (and account for them
+        in ``delta``)."""
+        gone = await db.fetch(
+            "DELETE FROM memory_index WHERE soul = $1 AND memory_id = ANY($2::bigint[])"
+            " RETURNING memory_id, doc, prior, later",
+            self.soul,
+            list(memory_ids),
+        )
+        for r in gone:
+            delta.add(Row(int(r[0]), r[1], r[2], r[3]), -1)
+        await db.execute(_DELETE_POSTINGS, self.soul, list(memory_ids))
+
+    async def hide(self, memory_ids: Sequence[int], now: float) -> int:
+        """Hide the visible memories among ``memory_ids`` as decay does on SQLite
+        (:mod:`souls.store.hiding`): ``hidden_at`` set, out of the index and its
+        statistics, the rows quoting them as context left as they are; in one shielded
+        transaction. How many were hidden."""
+        ids = sorted(set(memory_ids))
+        if not ids:
+            return 0
+        delta = _Delta()
+        with anyio.CancelScope(shield=True):
+            async with self._pool.acquire() as db, db.transaction():
+                rows = await db.fetch(
+                    "UPDATE memories SET hidden_at = $2"
+                    " WHERE soul = $1 AND id = ANY($3::bigint[]) AND hidden_at IS NULL"
+                    " RETURNING id",
+                    self.soul,
+                    now,
+                    ids,
+                )
+                hidden = sorted(int(r[0]) for r in rows)
+                await self._unindex(db, hidden, delta)
+                await delta.apply(db, self.soul)
+        self.drop_caches()
+        return len(hidden)
+
     async def forget(self, event_ids: Sequence[int]) -> int:
         """Delete the events, their memories, index rows and edges; the rows around them
         get their context rewritten without them (as :func:`souls.store.neighbours.refresh`
@@ -552,22 +592,10 @@ class PgStore:
                     ids,
                 )
                 memory_ids = [int(r[0]) for r in places]
-                gone = await db.fetch(
-                    "DELETE FROM memory_index WHERE soul = $1 AND memory_id = ANY($2::bigint[])"
-                    " RETURNING memory_id, doc, prior, later",
-                    soul,
-                    memory_ids,
-                )
-                for r in gone:
-                    delta.add(Row(int(r[0]), r[1], r[2], r[3]), -1)
+                await self._unindex(db, memory_ids, delta)
                 await db.execute(
                     "DELETE FROM edges WHERE soul = $1"
                     " AND (a = ANY($2::bigint[]) OR b = ANY($2::bigint[]))",
-                    soul,
-                    memory_ids,
-                )
-                await db.execute(
-                    _DELETE_POSTINGS,
                     soul,
                     memory_ids,
                 )

@@ -272,6 +272,40 @@ async def test_forget_takes_the_events_out_of_everything(store: SoulStore, opene
     assert (await again.term_stats()).tokens == left + len(tokens("later on"))
 
 
+async def test_hidden_memories_leave_recall_and_the_statistics(
+    store: SoulStore, opener: Opener
+) -> None:
+    turns = ["the giraffe was tall", "a zebra again", "home at noon"]
+    await store.append([new_event(t, f"r{i}", session="s", ts=T0 + i) for i, t in enumerate(turns)])
+    zebra = fts_match(query_terms("zebra"))
+    assert [c.memory_id for c in await store.candidates(zebra, 10)] == [2]
+    assert await store.hide([2, 99], T0 + 50) == 1
+    assert await store.hide([2], T0 + 60) == 0  # hidden already
+    assert await store.hide([], T0) == 0
+    assert await store.counts() == StoreCounts(events=3, memories=3, hidden=1)
+    assert await store.known_refs(["r1"]) == {"r1": (2, 0.5)}  # its event stays
+    assert await store.candidates(zebra, 10) == []
+    assert await store.search(zebra, 10) == []
+    assert await store.hits([(2, 1.0), (1, 1.0)]) == await store.hits([(1, 1.0)])
+    assert await store.rows([2]) == {}
+    # Its neighbours still quote it as context: hiding rewrites no other row.
+    near = await store.candidates(zebra, 10, 0.4)
+    assert {c.memory_id for c in near} == {1, 3}
+    rows = await store.rows([1, 3])
+    stats = await store.term_stats()
+    assert (stats.documents, stats.df("zebra")) == (2, 2)
+    assert stats.tokens == sum(len(r.tokens()) for r in rows.values())
+    # New turns no longer take it as a neighbour.
+    assert await store.append([new_event("later on", session="s", ts=T0 + 70)]) == [4]
+    assert (await store.rows([4]))[4].prior == f"{rows[3].doc} {rows[1].doc}"
+    again = await opener()
+    after = await again.term_stats()
+    visible = await again.rows([1, 2, 3, 4])
+    assert sorted(visible) == [1, 3, 4]
+    assert (after.documents, after.tokens) == (3, sum(len(r.tokens()) for r in visible.values()))
+    assert await again.counts() == StoreCounts(events=4, memories=4, hidden=1)
+
+
 def assembly(hash: str, *, paused: bool = False, session: str | None = "s1") -> AssemblyRow:
     return AssemblyRow(
         hash=hash, session=session, query=None if session is None else "cats?",
@@ -441,6 +475,8 @@ async def test_both_backends_agree_on_random_souls(tmp_path: Path, pg_dsn: str) 
     # Seeded random souls, all in one PostgreSQL database (each soul must see only its
     # own rows), each beside its own SQLite file: every search the same, to the last bit.
     rng = random.Random(21)
+    hiding = random.Random(6)
+    hidden = pg_hidden = 0  # memories hidden so far
     pool = await asyncpg.create_pool(pg_dsn, min_size=1, max_size=2)
     try:
         found = 0  # searches that found anything
@@ -465,6 +501,11 @@ async def test_both_backends_agree_on_random_souls(tmp_path: Path, pg_dsn: str) 
                     if rng.random() < 0.3:
                         doomed = rng.sample(range(1, stored + 1), k=min(3, stored))
                         assert await sqlite.forget(doomed) == await pg.forget(doomed)
+                    if hiding.random() < 0.3:  # apart, so the rest draws as it did
+                        faded = hiding.sample(range(1, stored + 1), k=min(2, stored))
+                        hidden += await sqlite.hide(faded, T0)
+                        assert await pg.hide(faded, T0) == hidden - pg_hidden
+                        pg_hidden = hidden
                 for _ in range(25):
                     terms = list(dict.fromkeys(tokens(" ".join(rng.choices(WORDS, k=3)))))
                     match = fts_match(terms)
@@ -489,3 +530,4 @@ async def test_both_backends_agree_on_random_souls(tmp_path: Path, pg_dsn: str) 
     finally:
         await pool.close()
     assert found > 100
+    assert hidden > 5
