@@ -336,6 +336,24 @@ _SHOWN = re.compile(
     r"|idea|concept|mood|atmosphere|setting|scenery|background|artwork|result|ending"
     r"|story|writing|work|way\s+\S+))"
 )
+# "the" before one singular noun points at the one just talked about ("I love the movie",
+# "the game"), but for what is "the" in general: places and times of the world around.
+_THE_ONE = re.compile(r"(?i:the)\s+([a-z]+)")
+_GENERIC_THE = frozenset(
+    """beach ocean sea sun sunshine rain snow outdoors countryside city mountains forest woods
+    lake water park gym summer winter spring fall autumn night morning evening weekend
+    holidays theater theatre cinema radio internet""".split()
+)
+
+
+def _anaphoric(value: str) -> bool:
+    one = _THE_ONE.fullmatch(value)
+    if one is None:
+        return False
+    noun = one.group(1)
+    return not noun.endswith("s") and noun not in _GENERIC_THE
+
+
 # The courtesies that close a turn ("I'll let you know", "see you soon", "I'll do my
 # best", 回头聊), and sending what the chat is about ("I'll send you a pic"): said to be
 # polite or to go on talking, not promises anyone keeps track of.
@@ -365,6 +383,7 @@ def _clean(slot: str, raw: str) -> str:
             (_DEFINITE.match(value) and len(value.split()) > 2)
             or _DEICTIC.match(value)
             or _SHOWN.fullmatch(value)
+            or _anaphoric(value)
         ):
             # A taste is said of things in general ("I love camping", "I like the rain");
             # "I love the colour and texture", "the vibe", "this one" are about the thing

@@ -126,6 +126,7 @@ def test_pleasantries_echoes_and_the_listener_leave_nothing() -> None:
         "I enjoy talking with you about this stuff.",
         "I love stuff like that.",
         "I love the colors.",
+        "I love the movie!",
         "I'll do my best to make you proud!",
         "I'll get the video to you soon!",
         "I believe in your power to make a difference.",
@@ -142,6 +143,7 @@ def test_what_the_filters_leave_standing() -> None:
     assert ("event", "met up") in _said("We met up last week at the lake.")
     assert ("event", "feeling down lately") in _said("I've been feeling down lately.")
     assert ("likes", "beach") in _said("I love the beach, especially at sunset.")
+    assert ("likes", "mountains") in _said("I love the mountains.")
     assert ("likes", "good party") in _said("I love a good party lol")
     assert ("event", "adopted a cat") in _said("I was like, I adopted a cat last week!")
     assert ("commitment", "send you the pics") in _said("I'll send you the pics tonight.")
