@@ -538,11 +538,16 @@ TOOLS: tuple[Tool, ...] = (
         "soul.create",
         "Create a soul (a separate memory) and start it: its settings file is written to "
         "the daemon's config folder. Give config as a table of its TOML settings (e.g. "
-        '{"lightning": {"n": 4}}) or toml as the file\'s text, or neither for defaults.',
+        '{"lightning": {"n": 4}}) or toml as the file\'s text, or neither for defaults. '
+        "A name whose soul was deleted with its memories kept is refused unless reopen is "
+        "true (then the soul starts on those memories).",
         {
             "soul": _string("The new soul's name (letters, digits, - and _)."),
             "config": {"type": "object", "description": "Its settings, as TOML tables."},
             "toml": _string("Its settings file's text, instead of config."),
+            "reopen": _boolean(
+                "Start it on the memories a deleted soul of that name kept (default false)."
+            ),
         },
         ("soul",),
         per_soul=False,
@@ -552,8 +557,8 @@ TOOLS: tuple[Tool, ...] = (
         "delete_soul",
         "soul.delete",
         "Stop a soul and remove its settings file. Its memories are kept on disk (creating "
-        "it again brings them back) unless purge is true: then they are deleted for good. "
-        "Only when the user asks.",
+        "it again with reopen brings them back) unless purge is true: then they are deleted "
+        "for good, also those a soul deleted earlier kept. Only when the user asks.",
         {
             "soul": _string("The soul to delete."),
             "purge": _boolean("Also delete its memories, for good (default false)."),

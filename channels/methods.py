@@ -109,6 +109,9 @@ class SoulCreateParams(_Params, frozen=True):
     # text as toml (not both; neither: every key at its default).
     config: dict[str, Any] | None = None
     toml: str | None = None
+    # Create it on the state folder a soul of that name deleted without purge left
+    # (refused otherwise, naming the folder).
+    reopen: bool = False
 
 
 class SoulDeleteParams(_Params, frozen=True):
@@ -120,7 +123,7 @@ class SoulDeleteParams(_Params, frozen=True):
 class SoulAdmin(Protocol):
     """Who creates and deletes souls at run time (the daemon)."""
 
-    async def create_soul(self, name: str, text: str) -> dict[str, Any]: ...
+    async def create_soul(self, name: str, text: str, *, reopen: bool) -> dict[str, Any]: ...
 
     async def delete_soul(self, name: str, *, purge: bool) -> dict[str, Any]: ...
 
@@ -756,7 +759,7 @@ class Methods:
             )
         screen(self._screen, params)
         text = params.toml if params.toml is not None else toml_text(params.config or {})
-        reply.resolve(await self._admin().create_soul(params.soul, text))
+        reply.resolve(await self._admin().create_soul(params.soul, text, reopen=params.reopen))
 
     async def _soul_delete(self, params: SoulDeleteParams, reply: Reply) -> None:
         reply.resolve(await self._admin().delete_soul(params.soul, purge=params.purge))

@@ -393,19 +393,24 @@ class _Calls:
         *,
         config: Mapping[str, Any] | None = None,
         toml: str | None = None,
+        reopen: bool = False,
         timeout: float | None = None,
     ) -> Call[SoulCreated]:
         """Write ``souls/<soul>.toml`` in the daemon's config folder and start the soul:
         its settings as ``config`` (the TOML's tables and keys, as a dict) or as the
-        file's ``toml`` text; neither: every default."""
-        params = _params(soul=soul, config=dict(config) if config is not None else None, toml=toml)
+        file's ``toml`` text; neither: every default. A name whose deleted soul kept its
+        data is refused (InvalidParams naming the folder) unless ``reopen``: then the
+        soul starts on that data (``reopened`` names the folder)."""
+        given = dict(config) if config is not None else None
+        params = _params(soul=soul, config=given, toml=toml, reopen=reopen or None)
         return Call("soul.create", params, _created, retry=False, timeout=timeout)
 
     def delete_soul(
         self, soul: str, *, purge: bool = False, timeout: float | None = None
     ) -> Call[SoulDeleted]:
         """Stop the soul and remove its file; its database and brain stay unless
-        ``purge``."""
+        ``purge``. With ``purge``, a name with no soul but the data a deleted one kept
+        has that data removed (``stopped`` False)."""
         params = _params(soul=soul, purge=purge or None)
         return Call("soul.delete", params, _deleted, retry=False, timeout=timeout)
 

@@ -337,11 +337,15 @@ class SoulCreated(_Result, frozen=True):
     state: str = ""
     # Whether the ``default`` soul stays (adding a first soul file used to remove it).
     default_kept: bool | None = None
+    # The state folder a soul of that name deleted earlier kept, now reopened (asked
+    # for with ``reopen``); None when the soul starts empty.
+    reopened: str | None = None
 
 
 class SoulDeleted(_Result, frozen=True):
     """A soul stopped and its file removed; its state stays unless ``purged`` (the
-    folders ``kept``)."""
+    folders ``kept``). ``stopped`` False: there was no soul, only the data a deleted
+    one kept, and it was purged."""
 
     soul: str
     file: str | None = None

@@ -58,6 +58,7 @@ from supervisor.errors import (
     InvalidParams,
     SoulUnavailable,
     SoupdError,
+    UnknownSoul,
 )
 from supervisor.logstream import LogStream
 from supervisor.outputs import Outputs
@@ -65,7 +66,15 @@ from supervisor.paths import Locations, check_private_dir, check_socket_path, so
 from supervisor.registry import Registry, SoulHandle
 from supervisor.responder import Responder
 from supervisor.scheduler import Scheduler
-from supervisor.soul_files import purge_state, remove_soul_file, soul_path, write_soul_file
+from supervisor.soul_files import (
+    KeptData,
+    has_kept_data,
+    kept_refusal,
+    purge_state,
+    remove_soul_file,
+    soul_path,
+    write_soul_file,
+)
 from supervisor.statelock import StateLock
 from supervisor.systemd import Notifier, activated_socket, watchdog_interval
 from supervisor.tree import ChildSpec, Supervisor
@@ -333,8 +342,8 @@ class Daemon:
             "soul.default_removed",
             reason=f"{settings.souls_dir} holds soul files and none is {DEFAULT_SOUL}.toml",
             kept=str(settings.soul_dir(DEFAULT_SOUL)),
-            fix=f"add {settings.souls_dir / (DEFAULT_SOUL + '.toml')} (it may be empty) to "
-            "run it again",
+            fix=f"add {settings.souls_dir / (DEFAULT_SOUL + '.toml')} (it may be empty), or "
+            f"run `soupd soul create {DEFAULT_SOUL} --reopen`, to run it again",
         )
 
     def _refuse_soul_file(self, error: ConfigError) -> None:
@@ -492,13 +501,15 @@ class Daemon:
         async with self._changing:
             return await self.reload()
 
-    async def create_soul(self, name: str, text: str) -> dict[str, Any]:
+    async def create_soul(self, name: str, text: str, *, reopen: bool) -> dict[str, Any]:
         """Write ``souls/<name>.toml`` with ``text`` and start the soul (soul.create).
 
         Refused (InvalidParams, no file written) when the name cannot be a file's, the
-        soul or its file exists, or the text does not validate as a soul file does at
-        load. While the ``default`` soul runs only because no soul file exists, it gets
-        a file of its own first, so creating a soul never removes it."""
+        soul or its file exists, the text does not validate as a soul file does at
+        load, or a soul of that name deleted without purge left its state folder and
+        ``reopen`` is not given (with it, the soul opens that data: ``reopened`` names
+        the folder). While the ``default`` soul runs only because no soul file exists,
+        it gets a file of its own first, so creating a soul never removes it."""
         async with self._changing:
             settings = self.settings
             path = soul_path(settings.souls_dir, name)
@@ -506,6 +517,10 @@ class Daemon:
                 raise InvalidParams(
                     f"soul {name!r} exists already ({path}); edit its file, or delete it first"
                 )
+            state = settings.soul_dir(name)
+            kept = await anyio.to_thread.run_sync(has_kept_data, state)
+            if kept and not reopen:
+                raise kept_refusal(name, state)
             try:
                 config = soul_config(path, parse_text(path, text))
             except ConfigError as error:
@@ -539,17 +554,22 @@ class Daemon:
                     "nothing was written"
                 )
             await self.scheduler.add_soul(handle)
-            _log.info("soul.created", soul=name, file=str(path))
+            reopened = str(state) if kept else None
+            _log.info("soul.created", soul=name, file=str(path), reopened=reopened)
             return {"soul": name, "file": str(path), "state": handle.state,
-                    "default_kept": keep_default}  # fmt: skip
+                    "default_kept": keep_default, "reopened": reopened}  # fmt: skip
 
     async def delete_soul(self, name: str, *, purge: bool) -> dict[str, Any]:
         """Stop the soul and remove its file (soul.delete); its state folder (database,
         brain) stays unless ``purge``, then it is removed once the soul has stopped. A
-        brain_dir of its own outside the state folder is never removed."""
+        brain_dir of its own outside the state folder is never removed. A name with no
+        soul but the kept state folder of one deleted earlier: ``purge`` removes that
+        folder; without it, :class:`KeptData` (unknown_soul) says so."""
         async with self._changing:
             settings = self.settings
-            handle = self.registry.lookup_any(name)  # UnknownSoul when there is none
+            if name not in {h.name for h in self.registry.handles()}:
+                return await self._purge_kept(name, purge=purge)
+            handle = self.registry.lookup_any(name)
             path = settings.souls_dir / f"{name}.toml"
             others = [p for p in await self._soul_files() if p != str(path)]
             if not await _lexists(path) and not others:
@@ -584,6 +604,19 @@ class Daemon:
             kept = [str(p) for p in (state, brain) if p is not None and (not purge or p != state)]
             return {"soul": name, "file": str(path) if removed else None, "stopped": True,
                     "purged": purge, "kept": sorted(set(kept))}  # fmt: skip
+
+    async def _purge_kept(self, name: str, *, purge: bool) -> dict[str, Any]:
+        """soul.delete of a name no soul has: its kept state folder purged, if asked."""
+        soul_path(self.settings.souls_dir, name)  # a safe name, or InvalidParams
+        state = self.settings.soul_dir(name)
+        if not await anyio.to_thread.run_sync(has_kept_data, state):
+            raise UnknownSoul(name)
+        if not purge:
+            raise KeptData(name, state)
+        await anyio.to_thread.run_sync(purge_state, state)
+        self.channels.conversations.forget_soul(name)
+        _log.info("soul.deleted", soul=name, file=None, purged=True, was="deleted")
+        return {"soul": name, "file": None, "stopped": False, "purged": True, "kept": []}
 
     async def _soul_files(self) -> list[str]:
         folder = anyio.Path(self.settings.souls_dir)

@@ -8,6 +8,11 @@ then linked to its name, which fails if the name was taken meanwhile (no file is
 replaced), and the folder is synced. A soul's settings may come as a table (JSON in
 the request): :func:`toml_text` writes it as TOML, tables of keys whose values are
 strings, numbers, booleans or lists of them (what every soul setting is).
+
+A soul deleted without ``purge`` leaves its state folder (database, brain) behind: its
+*kept data*. Nothing reopens it unasked: ``soul.create`` of that name is refused unless
+``reopen`` (:func:`kept_refusal`), and ``soul.delete`` with ``purge`` of a name that has
+no soul but kept data removes the data (without ``purge``: :class:`KeptData`).
 """
 
 from __future__ import annotations
@@ -23,10 +28,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from supervisor.errors import InvalidParams
+from supervisor.errors import InvalidParams, UnknownSoul
 from supervisor.paths import soul_name_problem
 
-__all__ = ["purge_state", "remove_soul_file", "soul_path", "toml_text", "write_soul_file"]
+__all__ = [
+    "KeptData",
+    "has_kept_data",
+    "kept_refusal",
+    "purge_state",
+    "remove_soul_file",
+    "soul_path",
+    "toml_text",
+    "write_soul_file",
+]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -134,3 +148,38 @@ def purge_state(folder: Path) -> None:
         folder.unlink()
     elif folder.exists():
         shutil.rmtree(folder)
+
+
+def has_kept_data(folder: Path) -> bool:
+    """Whether ``folder`` (a soul's state folder) holds anything: a link in its place
+    counts, an empty folder does not. Blocking: run it in a worker thread."""
+    if folder.is_symlink():
+        return True
+    try:
+        with os.scandir(folder) as entries:
+            return any(True for _ in entries)
+    except (FileNotFoundError, NotADirectoryError):
+        return folder.exists()
+
+
+def kept_refusal(name: str, folder: Path) -> InvalidParams:
+    """soul.create of ``name`` without ``reopen`` while ``folder`` holds kept data."""
+    return InvalidParams(
+        f"soul {name!r} has kept data in {folder} (a soul of that name was deleted without "
+        "purge); to create it on that data send reopen: true (`soupd soul create "
+        f"{name} --reopen`), to start afresh remove it first (`soupd soul delete {name} "
+        "--purge`)"
+    )
+
+
+class KeptData(UnknownSoul):
+    """soul.delete without ``purge`` of a name that has no soul, only kept data."""
+
+    def __init__(self, name: str, folder: Path) -> None:
+        super().__init__(name)
+        self.message = (
+            f"no soul named {name!r}; the data of a soul of that name deleted earlier is "
+            f"kept in {folder}: remove it with purge (`soupd soul delete {name} --purge`), "
+            f"or create the soul on it again (`soupd soul create {name} --reopen`)"
+        )
+        self.args = (self.message,)

@@ -1,7 +1,9 @@
 """The CLI for souls at run time: ``soupd souls`` (or ``soupd soul list``) lists them,
-``soupd soul create NAME [--set KEY=VALUE ...] [--file FILE]`` writes the soul's file in
-the config folder and starts it, ``soupd soul delete NAME [--purge]`` stops it and
-removes its file (its data stays unless ``--purge``).
+``soupd soul create NAME [--set KEY=VALUE ...] [--file FILE] [--reopen]`` writes the soul's
+file in the config folder and starts it (on the data a deleted soul of that name kept
+only with ``--reopen``; refused otherwise), ``soupd soul delete NAME [--purge]`` stops it
+and removes its file (its data stays unless ``--purge``, which also removes the data a
+soul deleted earlier kept).
 
 ``--set recall.k=12`` sets one key of the soul's TOML: the part before the last dot names
 its table; the value is read as a TOML value (``12``, ``true``, ``"text"``, ``[1, 2]``)
@@ -29,6 +31,8 @@ def register(command: Command, call: Call, show: Show) -> None:
             params["toml"] = _read(args.file)
         else:
             params["config"] = settings_table(args.set)
+        if args.reopen:
+            params["reopen"] = True
         return show(args, call(args, "soul.create", params), _created_text)
 
     def delete(args: argparse.Namespace) -> int:
@@ -49,11 +53,18 @@ def register(command: Command, call: Call, show: Show) -> None:
         help="one setting of the soul's TOML, e.g. recall.k=12 (repeatable)",
     )
     given.add_argument("--file", type=Path, help="the soul's whole TOML file instead")
+    made.add_argument(
+        "--reopen",
+        action="store_true",
+        help="start it on the data a deleted soul of that name kept (refused otherwise)",
+    )
     made.set_defaults(handler=create)
     gone = actions.add_parser("delete", help="stop the soul and remove its file (data kept)")
     gone.add_argument("name")
     gone.add_argument(
-        "--purge", action="store_true", help="also remove its state folder (database, brain)"
+        "--purge",
+        action="store_true",
+        help="also remove its state folder (database, brain), or the one a deleted soul kept",
     )
     gone.set_defaults(handler=delete)
     every = actions.add_parser("list", help="list the souls and their state (= soupd souls)")
@@ -114,12 +125,16 @@ def _list_text(r: dict[str, Any]) -> str:
 
 def _created_text(r: dict[str, Any]) -> str:
     lines = [f"created soul {r['soul']} ({r['state']}); its file: {r['file']}"]
+    if r.get("reopened"):
+        lines.append(f"reopened the data it kept: {r['reopened']}")
     if r["default_kept"]:
         lines.append("the default soul got a file of its own, so it keeps running")
     return "\n".join(lines)
 
 
 def _deleted_text(r: dict[str, Any]) -> str:
+    if not r["stopped"]:
+        return f"no soul {r['soul']} runs; the data it kept is removed"
     done = f"deleted soul {r['soul']}: stopped" + (", its file removed" if r["file"] else "")
     if r["purged"]:
         done += ", its state folder removed"

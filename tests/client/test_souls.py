@@ -37,3 +37,21 @@ def test_a_soul_is_created_from_its_toml_text(client: Any) -> None:
     assert made.soul == "delta"
     gone = client.delete_soul("delta", purge=True)
     assert gone.purged
+
+
+def test_kept_data_is_reopened_only_when_asked_and_purged_later(client: Any) -> None:
+    client.create_soul("epsilon")
+    client.push("epsilon", "the kept memory of epsilon")
+    kept = client.delete_soul("epsilon").kept
+    with pytest.raises(soupd.InvalidParams, match="reopen"):
+        client.create_soul("epsilon")
+    made = client.create_soul("epsilon", reopen=True)
+    assert made.reopened == kept[0]
+    assert client.recall("epsilon", "kept memory")
+    client.delete_soul("epsilon")
+    with pytest.raises(soupd.UnknownSoul, match="purge"):
+        client.delete_soul("epsilon")
+    gone = client.delete_soul("epsilon", purge=True)
+    assert (gone.stopped, gone.purged, gone.kept) == (False, True, [])
+    assert client.create_soul("epsilon").reopened is None
+    assert client.recall("epsilon", "kept memory") == []

@@ -529,6 +529,9 @@ async def test_souls_at_run_time(soupd_home: Home, start_soupd: StartSoupd) -> N
         assert failed(await call(client, "search", soul="bob", query="bees")).startswith(
             "unknown_soul"
         )
-        # Its memories were kept: the same name brings them back.
-        await checked(client, schemas, "create_soul", soul="bob")
+        # Its memories were kept: the same name brings them back, when asked.
+        unasked = failed(await call(client, "create_soul", soul="bob"))
+        assert unasked.startswith("invalid_params"), unasked
+        assert "reopen" in unasked
+        await checked(client, schemas, "create_soul", soul="bob", reopen=True)
         assert ok(await call(client, "search", soul="bob", query="bees"))["items"]

@@ -44,7 +44,8 @@ def test_create_push_recall_restart_delete_purge(soupd_home: Home, start_soupd: 
         {"soul": "ada", "config": {"recall": {"k": 3}, "lifecycle": {"hibernate_after": 0}}},
     )
     path = soupd_home.config_dir / "souls" / "ada.toml"
-    assert created == {"soul": "ada", "file": str(path), "state": "running", "default_kept": True}
+    assert created == {"soul": "ada", "file": str(path), "state": "running",
+                       "default_kept": True, "reopened": None}  # fmt: skip
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert tomllib.loads(path.read_text()) == {
         "recall": {"k": 3},
@@ -77,10 +78,22 @@ def test_create_push_recall_restart_delete_purge(soupd_home: Home, start_soupd: 
         "unknown_soul"
     )
     assert (state / "soul.db").exists()  # data kept
-    # Created again, the soul finds its data where it left it.
-    daemon.result("soul.create", {"soul": "ada"})
+    # The same name is not silently the old soul again: refused, naming the data.
+    refused = daemon.call("soul.create", {"soul": "ada"})
+    assert refused["error"]["code"] == "invalid_params", refused
+    message = refused["error"]["message"]
+    assert str(state) in message
+    assert "reopen" in message
+    assert "soupd soul delete ada --purge" in message
+    assert not path.exists()
+    assert "ada" not in names(daemon)
+    # Asked for, the soul finds its data where it left it, and says where.
+    reopened = daemon.result("soul.create", {"soul": "ada", "reopen": True})
+    assert reopened["reopened"] == str(state)
     assert path.read_text() == ""
     assert len(daemon.recall("ada", "harbour crane", k=10)) == 5
+    (line,) = [e for e in daemon.log() if e.get("event") == "soul.created" and e["reopened"]]
+    assert line["reopened"] == str(state)
 
     purged = daemon.result("soul.delete", {"soul": "ada", "purge": True})
     assert (purged["purged"], purged["kept"]) == (True, [])
@@ -90,6 +103,46 @@ def test_create_push_recall_restart_delete_purge(soupd_home: Home, start_soupd: 
     assert daemon.stop() == 0
     daemon = start_soupd()
     assert set(names(daemon)) == {"default"}  # its own file stays
+
+
+def test_kept_data_is_purged_later_and_never_reopened_unasked(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.add_soul("bob")
+    daemon = start_soupd()
+    daemon.result("soul.create", {"soul": "ada"})
+    daemon.push("ada", "the lighthouse keeper's log")
+    deleted = daemon.result("soul.delete", {"soul": "ada"})
+    state = soupd_home.soul_dir("ada")
+    assert deleted["kept"] == [str(state)]
+    # No soul, only its data: a delete without purge says so and keeps it.
+    kept = daemon.call("soul.delete", {"soul": "ada"})
+    assert kept["error"]["code"] == "unknown_soul", kept
+    assert str(state) in kept["error"]["message"]
+    assert "soupd soul delete ada --purge" in kept["error"]["message"]
+    assert (state / "soul.db").exists()
+    # With purge, the kept data goes.
+    purged = daemon.result("soul.delete", {"soul": "ada", "purge": True})
+    assert purged == {"soul": "ada", "file": None, "stopped": False, "purged": True, "kept": []}
+    assert not state.exists()
+    (line,) = [e for e in daemon.log() if e.get("event") == "soul.deleted" and not e["file"]]
+    assert (line["soul"], line["purged"]) == ("ada", True)
+    nothing = daemon.call("soul.delete", {"soul": "ada", "purge": True})
+    assert nothing["error"]["code"] == "unknown_soul"
+    assert "kept" not in nothing["error"]["message"]
+    # A name no soul ever had, or one that is no name, is refused as before.
+    assert daemon.call("soul.delete", {"soul": "carol", "purge": True})["error"]["code"] == (
+        "unknown_soul"
+    )
+    evil = daemon.call("soul.delete", {"soul": "../bob", "purge": True})
+    assert evil["error"]["code"] == "invalid_params", evil
+    assert (soupd_home.state_dir / "souls" / "bob").exists()
+    # Created again now, the soul starts empty, and no reopen is needed.
+    fresh = daemon.result("soul.create", {"soul": "ada"})
+    assert fresh["reopened"] is None
+    assert daemon.recall("ada", "lighthouse") == []
+    # A reopen with nothing kept is a plain create.
+    assert daemon.result("soul.create", {"soul": "cy", "reopen": True})["reopened"] is None
 
 
 @pytest.mark.parametrize(
@@ -178,6 +231,41 @@ def test_cli_create_list_delete(soupd_home: Home, start_soupd: StartSoupd) -> No
     assert missing.returncode == 6, missing.stderr  # not found
 
 
+def test_cli_reopens_kept_data_only_when_asked_and_purges_it_later(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.add_soul("bob")
+    daemon = start_soupd()
+    assert soupd_home.cli("soul", "create", "ada").returncode == 0
+    daemon.push("ada", "the tide tables for March")
+    assert soupd_home.cli("soul", "delete", "ada").returncode == 0
+    state = soupd_home.soul_dir("ada")
+
+    refused = soupd_home.cli("soul", "create", "ada")
+    assert refused.returncode == 5, refused.stderr  # refused input
+    assert str(state) in refused.stderr
+    assert "soupd soul create ada --reopen" in refused.stderr
+    reopened = soupd_home.cli("soul", "create", "ada", "--reopen")
+    assert reopened.returncode == 0, reopened.stderr
+    assert f"reopened the data it kept: {state}" in reopened.stdout
+    assert daemon.recall("ada", "tide tables")
+
+    assert soupd_home.cli("soul", "delete", "ada").returncode == 0
+    kept = soupd_home.cli("soul", "delete", "ada")
+    assert kept.returncode == 6, kept.stderr  # no such soul, and it says what is left
+    assert str(state) in kept.stderr
+    purged = soupd_home.cli("soul", "delete", "ada", "--purge", "--json")
+    assert purged.returncode == 0, purged.stderr
+    assert json.loads(purged.stdout) == {
+        "soul": "ada", "file": None, "stopped": False, "purged": True, "kept": []
+    }  # fmt: skip
+    assert not state.exists()
+    made = soupd_home.cli("soul", "create", "ada", "--json")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["reopened"] is None
+    assert daemon.recall("ada", "tide tables") == []
+
+
 def test_a_hand_added_first_file_says_the_default_soul_stops(
     soupd_home: Home, start_soupd: StartSoupd
 ) -> None:
@@ -197,8 +285,10 @@ def test_a_hand_added_first_file_says_the_default_soul_stops(
     checked = soupd_home.cli("config", "check", "--json")
     warnings = json.loads(checked.stdout)["warnings"]
     assert any("default" in w["problem"] and "does not run" in w["problem"] for w in warnings)
-    # Its data is intact: its own file brings it back.
-    daemon.result("soul.create", {"soul": "default"})
+    assert "soupd soul create default --reopen" in line["fix"]
+    # Its data is intact: its own file brings it back, asked for (its data is kept data).
+    assert daemon.call("soul.create", {"soul": "default"})["error"]["code"] == "invalid_params"
+    daemon.result("soul.create", {"soul": "default", "reopen": True})
     assert daemon.recall("default", "remember")
 
 
