@@ -4,7 +4,9 @@ A proxy, not a second writer: it never opens a soul's database. Each tool call i
 socket call on a fresh connection, so the server outlives the daemon (a call while
 the daemon is down is a tool error saying to start it; the next call after
 ``soupd start`` works). A daemon error reply becomes a tool error (``isError``) that
-carries the daemon's code and message unchanged.
+carries the daemon's code and message unchanged. Bound to one soul (``--soul``), it
+starts only once the daemon has confirmed that soul (:func:`check_soul`): an unknown
+soul, or no daemon to ask, ends it before it serves anything.
 
 Every tool says what it does to the soul (``readOnlyHint``, ``destructiveHint``,
 ``idempotentHint``) and the shape of its structured result (``outputSchema``); a soul's
@@ -814,13 +816,18 @@ def _server(socket: Path, soul: str | None) -> Server[Any]:
 
 
 async def check_soul(socket: Path, soul: str) -> None:
-    """Refuse to serve a soul the daemon does not have: UnknownSoul. A daemon that is not
-    running cannot say; the server starts then, and its calls say to start the daemon."""
+    """Refuse to serve a soul the daemon does not have: UnknownSoul. A daemon that is
+    not running cannot say, so nothing is served then either: DaemonNotRunning (a
+    server bound to a soul nobody checked would fail each call, maybe for good)."""
     try:
         async with Client.connect(socket) as client:
             souls = (await client.call("soul.list", {}))["souls"]
-    except DaemonNotRunning:
-        return
+    except DaemonNotRunning as down:
+        raise DaemonNotRunning(
+            f"soupd mcp --soul {soul}: {down.message}. Soul {soul!r} cannot be checked "
+            "while the daemon is down, so nothing is served: start the daemon first, then "
+            "the MCP server (or leave --soul out: then each tool call names its soul)"
+        ) from None
     names = sorted(entry["name"] for entry in souls)
     if soul not in names:
         error = UnknownSoul(soul)
@@ -834,7 +841,9 @@ async def check_soul(socket: Path, soul: str) -> None:
 
 async def serve(socket: Path, soul: str | None = None) -> None:
     """Serve MCP on stdin/stdout until stdin closes; calls go to the daemon at ``socket``.
-    Raises UnknownSoul before serving when the running daemon has no soul ``soul``."""
+    With ``soul``, raises before serving: UnknownSoul when the daemon has no such soul,
+    DaemonNotRunning when no daemon answers. Without it, a daemon that is down makes
+    each call a tool error saying so, and the server serves on until it is up."""
     if soul is not None:
         await check_soul(socket, soul)
     server = _server(socket, soul)

@@ -189,15 +189,49 @@ async def test_a_daemon_not_running_is_a_tool_error(
     soupd_home: Home, start_soupd: StartSoupd
 ) -> None:
     soupd_home.add_soul("ada")
-    async with session(soupd_home, "--soul", "ada") as client:
-        assert len((await client.list_tools()).tools) == len(PER_SOUL)
-        down = failed(await call(client, "add_memory", text="hello"))
+    # Without --soul, each call names its soul: the server starts with no daemon to ask.
+    async with session(soupd_home) as client:
+        assert len((await client.list_tools()).tools) == len(PER_SOUL) + 3
+        down = failed(await call(client, "add_memory", soul="ada", text="hello"))
         assert down.startswith("daemon_not_running: soupd is not running")
         assert "`soupd start`" in down
 
         # The MCP server kept running: once the daemon is up, the same session works.
         await anyio.to_thread.run_sync(start_soupd)
-        assert ok(await call(client, "add_memory", text="hello"))["status"] == "stored"
+        added = ok(await call(client, "add_memory", soul="ada", text="hello"))
+        assert added["status"] == "stored"
+
+
+def test_a_soul_cannot_be_served_while_the_daemon_is_down(soupd_home: Home) -> None:
+    """--soul NAME binds the server to a soul only a running daemon can vouch for: with
+    none, it fails at start (exit 4, as the README's exit codes say), serving nothing."""
+    soupd_home.add_soul("ada")  # a soul file is no proof: the daemon may not run it
+    for soul in ("ada", "nosuch"):
+        done = subprocess.run(
+            [str(SOUPD), "mcp", "--soul", soul],
+            env=soupd_home.env,
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=SESSION_TIMEOUT,
+        )
+        assert done.returncode == 4, done.stderr  # the daemon is not running
+        assert done.stdout == ""  # no MCP frame: it never served
+        (line,) = done.stderr.splitlines()
+        assert line.startswith(f"soupd: daemon_not_running: soupd mcp --soul {soul}: ")
+        assert "soupd is not running" in line
+        assert "`soupd start`" in line
+        assert "nothing is served" in line
+    as_json = subprocess.run(
+        [str(SOUPD), "mcp", "--soul", "ada", "--json"],
+        env=soupd_home.env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=SESSION_TIMEOUT,
+    )
+    assert as_json.returncode == 4
+    assert json.loads(as_json.stderr)["error"]["code"] == "daemon_not_running"
 
 
 async def test_stdout_carries_only_mcp(soupd_home: Home) -> None:
@@ -218,14 +252,12 @@ async def test_stdout_carries_only_mcp(soupd_home: Home) -> None:
             "jsonrpc": "2.0",
             "id": 3,
             "method": "tools/call",
-            "params": {"name": "list_claims", "arguments": {}},
+            "params": {"name": "list_claims", "arguments": {"soul": "ada"}},
         },
     ]
     replies: dict[int, Any] = {}
     with anyio.fail_after(SESSION_TIMEOUT):
-        async with await anyio.open_process(
-            [str(SOUPD), "mcp", "--soul", "ada"], env=soupd_home.env
-        ) as proc:
+        async with await anyio.open_process([str(SOUPD), "mcp"], env=soupd_home.env) as proc:
             assert proc.stdin is not None
             assert proc.stdout is not None
             await proc.stdin.send("".join(json.dumps(f) + "\n" for f in frames).encode())
@@ -241,7 +273,7 @@ async def test_stdout_carries_only_mcp(soupd_home: Home) -> None:
             await proc.stdin.aclose()  # end of input: the server exits
             assert await proc.wait() == 0
     assert replies[1]["result"]["serverInfo"]["name"] == "soupd"
-    assert len(replies[2]["result"]["tools"]) == len(PER_SOUL)
+    assert len(replies[2]["result"]["tools"]) == len(PER_SOUL) + 3
     assert replies[3]["result"]["isError"] is True  # no daemon: a tool error, not a crash
 
 
