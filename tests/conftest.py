@@ -15,6 +15,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from backends import backend, opener, raw, store
 from e2e.harness import FAULT_INJECTION, Daemon, Home, StartSoupd
 from pgserver import PgServer, missing
 
@@ -77,6 +78,9 @@ def pg_server() -> Iterator[PgServer]:
 
 
 _databases = itertools.count(1)
+
+# The store on both backends (tests/backends.py), for tests/souls/store.
+__all__ = ["backend", "opener", "raw", "store"]
 
 
 @pytest.fixture

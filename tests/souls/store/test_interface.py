@@ -1,6 +1,6 @@
 """The store interface (souls/store/interface.py) against both backends: every test here
 runs on a real SQLite file and on a real PostgreSQL server (tests/pgserver.py), through
-the same calls (the fixtures are tests/souls/store/conftest.py's). The last tests load
+the same calls (the fixtures are tests/backends.py's). The last tests load
 the same data into both and compare scores."""
 
 from __future__ import annotations

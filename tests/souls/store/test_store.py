@@ -1,6 +1,6 @@
 """The soul's store: migrations, append, search, stats. Every test of the interface's
 behaviour runs on both backends (a real SQLite file, a real PostgreSQL server: the
-``store``, ``opener`` and ``raw`` fixtures of tests/souls/store/conftest.py); those of
+``store``, ``opener`` and ``raw`` fixtures of tests/backends.py); those of
 SQLite's file itself (its folders, WAL, ``Store.transaction``) on SQLite only."""
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """Fixtures of the store tests that run on both backends (souls/store/interface.py):
 ``store`` (and ``opener``, to open the same soul again) on a real SQLite file and on a
 real PostgreSQL server (tests/pgserver.py), and ``raw``, to read the soul's tables with
-a connection of its own (what another process sees)."""
+a connection of its own (what another process sees). Registered by tests/conftest.py
+(a conftest.py of tests/souls/store would shadow its ``conftest`` module, which other
+tests import from); a test module that defines its own ``store`` keeps it.
+"""
 
 from __future__ import annotations
 
