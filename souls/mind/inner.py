@@ -7,25 +7,17 @@ which is its own transaction). Nothing here decides anything; the numbers come i
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
 import aiosqlite
-import anyio
 
 from souls.mind.reflect import Observation
 from souls.results import DecayResult
-from souls.store.hiding import hide
+from souls.store.fading import Fading
 from souls.store.store import Store
 
 __all__ = ["InnerStore", "Summary"]
-
-DAY = 86_400.0
-
-
-class _RolledBack(Exception):
-    """Raised inside a dry run's transaction to roll it back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +151,8 @@ class InnerStore:
         marker_floor: float,
         dry_run: bool = False,
     ) -> DecayResult:
-        """The nightly forgetting pass, in one (shielded) transaction.
+        """The nightly forgetting pass (:mod:`souls.store.fading`), in one (shielded)
+        transaction of the store.
 
         Memories below ``permanent_at`` salience not recalled (nor created) for their
         tier's number of days are hidden: out of the index, out of recall. Hidden ones
@@ -170,51 +163,18 @@ class InnerStore:
         A ``dry_run`` does all of it in the same transaction, rolled back: its counts
         are the real pass's, and nothing stored changes.
         """
-        with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
-            async with self._store.transaction() as db:
-                fading = await _fetch(
-                    db,
-                    """
-                    SELECT id FROM memories
-                    WHERE hidden_at IS NULL AND salience < :permanent
-                      AND coalesce(last_recalled, created) < :now - 86400.0 * CASE
-                          WHEN salience >= :medium THEN :medium_days ELSE :low_days END
-                    """,
-                    {
-                        "now": now,
-                        "permanent": permanent_at,
-                        "medium": medium_at,
-                        "medium_days": medium_days,
-                        "low_days": low_days,
-                    },
-                )
-                hidden = await hide(db, [i for (i,) in fading], now)
-                purged = await _fetch(
-                    db,
-                    "SELECT id FROM memories WHERE hidden_at IS NOT NULL AND hidden_at <= ?",
-                    (now - purge_days * DAY,),
-                )
-                ids = [(i,) for (i,) in purged]
-                await db.executemany("DELETE FROM memory_sources WHERE memory_id = ?", ids)
-                await db.executemany("DELETE FROM edges WHERE a = ? OR b = ?", [i * 2 for i in ids])
-                await db.executemany("DELETE FROM memories WHERE id = ?", ids)
-                await db.execute("UPDATE edges SET weight = weight * ?", (edge_factor,))
-                pruned = await _fetch(
-                    db, "DELETE FROM edges WHERE weight < ? RETURNING a", (edge_floor,)
-                )
-                await db.execute("UPDATE markers SET weight = weight * ?", (marker_factor,))
-                faded = await _fetch(
-                    db, "DELETE FROM markers WHERE weight < ? RETURNING topic", (marker_floor,)
-                )
-                if dry_run:
-                    raise _RolledBack
-        return DecayResult(
-            hidden=len(hidden),
-            purged=len(purged),
-            edges_pruned=len(pruned),
-            markers_pruned=len(faded),
-            dry_run=dry_run,
+        fading = Fading(
+            permanent_at=permanent_at,
+            medium_at=medium_at,
+            medium_days=medium_days,
+            low_days=low_days,
+            purge_days=purge_days,
+            edge_factor=edge_factor,
+            edge_floor=edge_floor,
+            marker_factor=marker_factor,
+            marker_floor=marker_floor,
         )
+        return await self._store.decay(now, fading, dry_run=dry_run)
 
 
 async def _fetch(db: aiosqlite.Connection, sql: str, params: Any = ()) -> list[Any]:

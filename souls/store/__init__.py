@@ -5,6 +5,7 @@ through; :mod:`~souls.store.schema` its migrations, :mod:`~souls.store.changes` 
 derived state a turn writes in one go, :mod:`~souls.store.neighbours` how each memory is
 indexed with the turns around it, :mod:`~souls.store.bm25` the exact BM25 over the
 index's statistics, :mod:`~souls.store.hiding` memories hidden as decay does,
+:mod:`~souls.store.fading` the nightly decay pass,
 :mod:`~souls.store.bulk` multi-row inserts,
 :mod:`~souls.store.batch` a write transaction in one round trip,
 :mod:`~souls.store.reindex` the index rebuilt and :mod:`~souls.store.check` the
@@ -17,5 +18,5 @@ collision, llm, actor).
 
 # The modules other rooms may import; the rest are this room's own.
 __all__ = [
-    "batch", "bm25", "changes", "check", "files", "hiding", "neighbours", "reindex", "store",
+    "batch", "bm25", "changes", "check", "fading", "files", "neighbours", "reindex", "store",
 ]  # fmt: skip

@@ -5,8 +5,8 @@ per soul, the embedded default) and the PostgreSQL
 calls. The soul actor remains the only writer of its soul on either.
 
 :class:`SoulStore` is narrow: append events (with the derived rows of their turn), read
-by id, search (exact FTS5 BM25 on both: :mod:`souls.store.postgres.search`), hide (as
-decay does), forget, the statistics recall ranks with, and the migrations applied.
+by id, search (exact FTS5 BM25 on both: :mod:`souls.store.postgres.search`), hide,
+decay, forget, the statistics recall ranks with, and the migrations applied.
 Both stores satisfy it (checked by mypy below, and by tests/souls/store/test_interface.py
 and test_store.py, which run every test of the interface against both backends).
 Opening is each backend's own (``Store.open(path)``, ``PgStore.open(pool, soul)``):
@@ -45,11 +45,9 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
 * souls/store/check.py, reindex.py, files.py — the read-only checks of a database
   file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
   PostgreSQL (nor ``soupd migrate``, export/import between the two).
-* Decay itself (souls/mind/inner.py) is one SQLite transaction: which memories fade,
-  the purge of hidden ones, edges and markers weakening. It hides with
-  :func:`souls.store.hiding.hide`, the code of ``Store.hide``; :meth:`SoulStore.hide`
-  does the same on PostgreSQL, the rest of decay has no PostgreSQL side yet. Nor has
-  the semantic layer's vectors (pgvector).
+* The semantic layer's vectors (pgvector) have no PostgreSQL side yet; nor have the
+  ``memory_sources`` of derived memories, which decay's purge and forget delete on
+  SQLite (PostgreSQL holds observations only).
 * ``Store.successors`` (a superseded fact's successor, from claims) has no PostgreSQL
   counterpart yet (no claims there), so it is not in the interface; nor are
   ``Store.transaction()``, ``Store.commit()`` and ``Store.db``, the SQLite connection
@@ -61,8 +59,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from souls.results import DecayResult
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
+from souls.store.fading import Fading
 from souls.store.neighbours import Row
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts
 
@@ -107,6 +107,12 @@ class SoulStore(Protocol):
         set to ``now``, their index rows and the statistics they counted gone; the rows
         quoting them as context keep them: :mod:`souls.store.hiding`), in one
         transaction; how many were hidden."""
+        ...
+
+    async def decay(self, now: float, fading: Fading, *, dry_run: bool = False) -> DecayResult:
+        """The nightly decay pass (:mod:`souls.store.fading`: memories hidden, hidden
+        ones purged, edges and markers weakening) in one transaction, rolled back when
+        ``dry_run``; its counts."""
         ...
 
     async def forget(self, event_ids: Sequence[int]) -> int:

@@ -17,6 +17,7 @@ behind it.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -29,9 +30,11 @@ import aiosqlite
 import anyio
 import msgspec
 
+from souls.results import DecayResult
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, write_changes
+from souls.store.fading import Fading, fade
 from souls.store.hiding import hide
 from souls.store.neighbours import Row, lay_out, tails
 from souls.store.schema import MIGRATIONS
@@ -647,6 +650,21 @@ class Store:
         self.drop_caches()
         return len(hidden)
 
+    async def decay(self, now: float, fading: Fading, *, dry_run: bool = False) -> DecayResult:
+        """The nightly decay pass (:mod:`souls.store.fading`) at ``now``, in one shielded
+        transaction. A ``dry_run`` rolls it back: its counts are the real pass's, and
+        nothing stored changes."""
+        result = DecayResult(hidden=0, purged=0, edges_pruned=0, markers_pruned=0)
+        with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
+            async with self.transaction() as db:
+                result = await fade(db, now, fading)
+                if dry_run:
+                    raise _RolledBack
+        if dry_run:
+            return msgspec.structs.replace(result, dry_run=True)
+        self.drop_caches()
+        return result
+
     async def forget(self, event_ids: Sequence[int]) -> int:
         """Delete the events, their memories (with their index rows, vectors, sources
         and edges), rewriting the context of the rows around them
@@ -682,6 +700,10 @@ class Store:
                 await refresh(db, where, self.context_turns)
         self.drop_caches()
         return gone
+
+
+class _RolledBack(Exception):
+    """Raised inside a dry run's transaction to roll it back."""
 
 
 def _scoped(match: str, context_weight: float | None) -> tuple[str, float]:

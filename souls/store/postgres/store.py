@@ -24,15 +24,19 @@ store modules (souls/store/interface.py lists them), so a memory is never
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Sequence
 
 import anyio
 import asyncpg
+import msgspec
 
+from souls.results import DecayResult
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
+from souls.store.fading import DAY, Fading
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
@@ -573,6 +577,73 @@ class PgStore:
         self.drop_caches()
         return len(hidden)
 
+    async def decay(self, now: float, fading: Fading, *, dry_run: bool = False) -> DecayResult:
+        """The nightly decay pass at ``now``, as :func:`souls.store.fading.fade` does it
+        on SQLite (the same steps, in the same order, in double precision), in one
+        shielded transaction. A ``dry_run`` rolls it back: its counts are the real pass's, and
+        nothing stored changes."""
+        soul = self.soul
+        result = DecayResult(hidden=0, purged=0, edges_pruned=0, markers_pruned=0)
+        with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
+            async with self._pool.acquire() as db, db.transaction():
+                rows = await db.fetch(
+                    "UPDATE memories SET hidden_at = $2"
+                    " WHERE soul = $1 AND hidden_at IS NULL AND salience < $3"
+                    " AND coalesce(last_recalled, created) < $2 - 86400.0 * CASE"
+                    " WHEN salience >= $4 THEN $5::float8 ELSE $6::float8 END RETURNING id",
+                    soul,
+                    now,
+                    fading.permanent_at,
+                    fading.medium_at,
+                    fading.medium_days,
+                    fading.low_days,
+                )
+                delta = _Delta()
+                await self._unindex(db, sorted(int(r[0]) for r in rows), delta)
+                await delta.apply(db, soul)
+                # No memory_sources here: PostgreSQL holds observations only so far.
+                purged = [
+                    int(r[0])
+                    for r in await db.fetch(
+                        "DELETE FROM memories WHERE soul = $1 AND hidden_at IS NOT NULL"
+                        " AND hidden_at <= $2 RETURNING id",
+                        soul,
+                        now - fading.purge_days * DAY,
+                    )
+                ]
+                await db.execute(
+                    "DELETE FROM edges WHERE soul = $1"
+                    " AND (a = ANY($2::bigint[]) OR b = ANY($2::bigint[]))",
+                    soul,
+                    purged,
+                )
+                await db.execute(
+                    "UPDATE edges SET weight = weight * $2 WHERE soul = $1",
+                    soul,
+                    fading.edge_factor,
+                )
+                pruned = await db.execute(
+                    "DELETE FROM edges WHERE soul = $1 AND weight < $2", soul, fading.edge_floor
+                )
+                await db.execute(
+                    "UPDATE markers SET weight = weight * $2 WHERE soul = $1",
+                    soul,
+                    fading.marker_factor,
+                )
+                faded = await db.execute(
+                    "DELETE FROM markers WHERE soul = $1 AND weight < $2", soul, fading.marker_floor
+                )
+                result = DecayResult(
+                    hidden=len(rows), purged=len(purged), edges_pruned=_count(pruned),
+                    markers_pruned=_count(faded),
+                )  # fmt: skip
+                if dry_run:
+                    raise _RolledBack
+        if dry_run:
+            return msgspec.structs.replace(result, dry_run=True)
+        self.drop_caches()
+        return result
+
     async def forget(self, event_ids: Sequence[int]) -> int:
         """Delete the events, their memories, index rows and edges; the rows around them
         get their context rewritten without them (as :func:`souls.store.neighbours.refresh`
@@ -877,6 +948,15 @@ def _candidate(memory_id: int, score: float, r: asyncpg.Record) -> Candidate:
         memory_id, score, r[1], r[2], r[3], int(r[4]), r[5], r[6], r[7], r[8], r[9],
         r[10], r[11], r[12], r[13], 0,
     )  # fmt: skip
+
+
+class _RolledBack(Exception):
+    """Raised inside a dry run's transaction to roll it back."""
+
+
+def _count(status: str) -> int:
+    """The rows a statement touched, from its status (``DELETE 3``)."""
+    return int(status.split()[-1])
 
 
 def _next_id(table: str) -> str:
