@@ -231,6 +231,23 @@ RULES: tuple[Rule, ...] = (
         named=True,
     ),
     *_rules(
+        # joining a workplace: "I joined X" alone may be a club or a gym, so only when
+        # the sentence leaves another for it ("I left Siemens and joined Bosch", "I quit
+        # Acme to join Initech") or joins it as a job ("I joined Bosch as an engineer")
+        rf"(?i:\bi(?:\s+have|{AP}ve)?\s+(?:just\s+|recently\s+|finally\s+)?(?:left|quit"
+        rf"|resigned\s+from)\s+(?:my\s+job\s+at\s+)?(?:the\s+)?){ORG}(?i:\s*,?\s+(?:and|to)"
+        rf"\s+(?:(?:have\s+|just\s+|now\s+|then\s+)?joined|join)\s+(?:the\s+)?)(?P<employer>{ORG})",
+        rf"(?i:\bi(?:\s+have|{AP}ve)?\s+(?:just\s+|recently\s+|finally\s+)?joined\s+(?:the\s+)?)"
+        rf"(?P<employer>{ORG})(?=\s+(?i:as)\s+(?i:an?|the|their|a\s+new)\s)",
+        rf"我(?:已经|刚|终于)?从(?:[{HAN}]{{2,8}}?|{ORG})(?:跳槽|换工作|离职)(?:到|去)了?"
+        rf"(?P<employer>[{HAN}]{{2,8}}?|{ORG})(?=$|[{STOPS}]|了|啦|啊|工作|上班)",
+        rf"我(?:已经|刚|终于)?(?:离开了?|辞职离开了?|从)(?:[{HAN}]{{2,8}}?|{ORG})(?:辞职)?"
+        rf"[，,]?\s*(?:然后|并且?|又)?(?:加入了?|入职了?)(?P<employer>[{HAN}]{{2,8}}?|{ORG})"
+        rf"(?=$|[{STOPS}]|了|啦|啊|工作|上班)",
+        trigger=_trigger("joined join", "跳槽|加入|入职|离职"),
+        named=True,
+    ),
+    *_rules(
         # phone number (one at a time: a new number replaces the old)
         rf"(?i:\bmy\s+(?:new\s+|current\s+|personal\s+)?(?:(?:cell|mobile|phone|cellphone"
         rf"|telephone)(?:\s+(?:phone\s+)?number)?|number)(?:\s+is(?:\s+now)?|{AP}s|:"

@@ -106,6 +106,18 @@ EXTRACTED = [
     ("I work at Stripe.", [("employer", "Stripe", "I work at Stripe")]),
     ("我是一名护士。", [("job", "护士", "我是一名护士")]),
     ("我在阿里巴巴集团工作。", [("employer", "阿里巴巴集团", "我在阿里巴巴集团工作")]),
+    # a job change: the workplace joined is the employer, the one left is not
+    (
+        "I left Siemens and joined Bosch last month.",
+        [("employer", "Bosch", "I left Siemens and joined Bosch")],
+    ),
+    (
+        "I quit Deloitte to join Accenture.",
+        [("employer", "Accenture", "I quit Deloitte to join Accenture")],
+    ),
+    ("I've joined Initech as a tester.", [("employer", "Initech", "I've joined Initech")]),
+    ("我从阿里巴巴跳槽到了腾讯。", [("employer", "腾讯", "我从阿里巴巴跳槽到了腾讯")]),
+    ("我离开了华为，加入了小米。", [("employer", "小米", "我离开了华为，加入了小米")]),
     ("I love jazz.", [("likes", "jazz", "I love jazz")]),
     ("I like the rain but not the cold.", [("likes", "rain", "I like the rain")]),
     ("I don't like jazz anymore.", [("dislikes", "jazz", "I don't like jazz")]),
@@ -216,6 +228,13 @@ NOTHING = [
     "I'll be there tomorrow.",
     "I'll think about it.",
     "I was going to call you.",
+    # joining what is no workplace, or leaving without joining
+    "I joined a gym.",
+    "I joined Weight Watchers in May.",
+    "I quit smoking to join the Army.",
+    "I left the band and joined a choir.",
+    "I left Siemens.",
+    "我加入了一个乐队。",
 ]
 
 
