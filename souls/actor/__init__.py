@@ -13,8 +13,9 @@ state carried between turns). :mod:`~souls.actor.brain` is its directory of Mark
 files, :mod:`~souls.actor.clock` where its time comes from.
 
 The top room: it may import every other room of :mod:`souls` and :mod:`souls.config`;
-nothing in :mod:`souls` imports it. The supervisor hosts souls through its public modules.
+nothing in :mod:`souls` imports it. The supervisor hosts souls through its public modules
+(and the socket documents the results of forget and rebuild from :mod:`~souls.actor.rights`).
 """
 
 # The modules other rooms may import; the rest are this room's own.
-__all__ = ["clock", "cognition", "mailbox", "memories", "soul"]
+__all__ = ["clock", "cognition", "mailbox", "memories", "rights", "soul"]
