@@ -116,7 +116,7 @@ class RecallItem(msgspec.Struct, frozen=True, omit_defaults=True):
     # The ranking score in its layer's own units (BM25 with cues, a summary line's
     # coverage, a Hebbian edge's weight): for ``explain``; compare ``relevance``.
     score: float
-    via: str  # why it is here: "bm25", "summary", "weekly", "hebbian", "successor", "goal"
+    via: str  # why it is here: "bm25", "summary", "weekly", "hebbian", "successor", "claim", "goal"
     refs: list[str]  # the ``ref``s of the source events
     # How well it answers the query, in [0, 1], comparable across queries and souls: the
     # share of the query's evidence (its words, weighted by how rare each is, and the

@@ -49,6 +49,7 @@ import msgspec
 from souls.embed.vectors import Near
 from souls.mind.hebbian import Associations, HebbianConfig
 from souls.recall.cues import Boosts, Cues, Factors, weigh, weigh_one
+from souls.recall.slots import Asked, asked_slots
 from souls.results import Explanation, RecallItem, TermWeight
 from souls.store.bm25 import Held, Shares, TermStats
 from souls.store.neighbours import MAX_TURNS, Row
@@ -110,6 +111,11 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     dense_floor: float = 0.2
     dense_z_low: float = 1.5
     dense_z_high: float = 4.0
+    # A query word that names a slot of the soul's claims ("who is my employer?", "which
+    # city", 公司) brings the memories stating that slot's fact in force, below every
+    # memory the query's words found, at this share of the query's evidence the naming
+    # words hold (via "claim", see souls.recall.slots); 0: never.
+    slot_share: float = 0.5
 
     def __post_init__(self) -> None:
         if not 1 <= self.k <= self.max_k:
@@ -132,6 +138,8 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             raise ValueError("dense_weight must be in [0, 1] and dense_floor in [-1, 1)")
         if not 0 <= self.dense_z_low < self.dense_z_high:
             raise ValueError("dense_z_low must be >= 0 and below dense_z_high")
+        if not 0 <= self.slot_share <= 1:
+            raise ValueError("slot_share must be in [0, 1]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +203,8 @@ async def recall(
     asked = query_terms(query)
     terms = [term for term in asked if stats.df(term)]
     related = stats.relatives(terms, asked) if config.related_share > 0 else {}
-    if not terms and not related and not (dense and dense.cosines):
+    slots = asked_slots(asked, stats) if config.slot_share > 0 else None
+    if not terms and not related and not (dense and dense.cosines) and slots is None:
         return Recollection([], [])
     measure = _Measure(stats, config, asked, related)
     cues = await Cues.read(store, query, terms, now)
@@ -244,6 +253,10 @@ async def recall(
     covered = {hit.memory_id: measure.held(rows.get(hit.memory_id)).coverage for hit in pool}
     ordered = _order(pool, relevance, covered, when, config, semantic)
     chosen_hits, rest = ordered[:k], ordered[k:]
+    if slots is not None and len(chosen_hits) < k:
+        stated = await _stated(store, config, slots, chosen_hits, relevance, k, cache, scope)
+        chosen_hits += stated
+        via |= {hit.memory_id: "claim" for hit in stated}
     successors = await store.successors([h.memory_id for h in chosen_hits if h.superseded])
     chosen_hits, brought = await _succeeded(store, chosen_hits, successors, relevance, cache, scope)
     chosen_hits = chosen_hits[:k]
@@ -308,9 +321,44 @@ async def recall(
             {m: (dense.cosines[m], config.dense_weight * part) for m, part in semantic.items()}
             if dense
             else {},
+            slots,
         )
     shown = {memory_id: resonance.get(memory_id, 0.0) for memory_id in seeds}
     return Recollection(items, competitors, fired, created, shown)
+
+
+async def _stated(
+    store: Store,
+    config: RecallConfig,
+    slots: Asked,
+    chosen: list[Hit],
+    relevance: dict[int, float],
+    k: int,
+    cache: HitCache | None,
+    scope: Scope | None,
+) -> list[Hit]:
+    """The memories stating the fact in force of a slot the query asks for that are not
+    in ``chosen`` already, latest first, enough to fill ``k``: each as relevant as the
+    share of the query its naming words hold (``slot_share`` of it), and no more than the
+    least relevant of ``chosen`` (set in ``relevance``)."""
+    taken = {hit.memory_id for hit in chosen}
+    ids = [m for m in await store.stating(slots.slots, k + len(taken)) if m not in taken]
+    if scope and ids:
+        inside = await store.within(ids, scope)
+        ids = [m for m in ids if m in inside]
+    share = config.slot_share * slots.share
+    if chosen:
+        share = min(share, min(relevance[hit.memory_id] for hit in chosen))
+    if round(min(share, 1.0), 3) <= 0:
+        return []
+    fetched = await _details(store, [(m, share) for m in ids[: k - len(chosen)]], cache)
+    out = []
+    for memory_id in ids[: k - len(chosen)]:
+        hit = fetched.get(memory_id)
+        if hit is not None:
+            relevance[memory_id] = share
+            out.append(replace(hit, score=share))
+    return out
 
 
 async def _semantic(
@@ -695,6 +743,7 @@ async def _explained(
     when: dict[int, float],
     successors: dict[int, Successor],
     semantic: dict[int, tuple[float, float]],
+    slots: Asked | None = None,
 ) -> list[RecallItem]:
     """``items`` with their explanations: BM25 by term (text and context), cues, the
     summary line or Hebbian edge that brought them, and each part of their relevance.
@@ -767,6 +816,11 @@ async def _explained(
                 if item.id not in by_known
                 else f"cited by a {item.via} line holding {summary:.0%} of the query's words"
                 " (every memory holds them: nothing else ranks it)"
+            )
+        if item.via == "claim" and slots is not None:
+            reasons.append(
+                f"states the fact in force the query asks for ({', '.join(slots.slots)}),"
+                " below what the query's words found"
             )
         hebbian = item.score if item.via == "hebbian" else None
         if hebbian is not None:

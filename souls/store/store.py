@@ -548,6 +548,20 @@ class Store:
             found[old_id] = Successor(new_id, f"{slot}: {was} → {now}")
         return found
 
+    async def stating(self, slots: Sequence[str], limit: int) -> list[int]:
+        """The visible memories whose events stated a fact in force (an active claim)
+        of one of ``slots``, the latest stated first, at most ``limit``."""
+        if not slots or limit <= 0:
+            return []
+        marks = ",".join("?" * len(slots))
+        sql = f"""
+            SELECT m.id FROM claims AS c
+            JOIN memories AS m ON m.event_id = c.event_id AND m.hidden_at IS NULL
+            WHERE c.slot IN ({marks}) AND +c.state = 'active'
+            GROUP BY m.id ORDER BY max(c.recorded_from) DESC, m.id DESC LIMIT ?
+        """
+        return [row[0] for row in await self._db.execute_fetchall(sql, [*slots, limit])]
+
     async def rows(self, memory_ids: Sequence[int]) -> dict[int, Row]:
         """The index rows of the visible memories among ``memory_ids``."""
         marks = ",".join("?" * len(memory_ids))

@@ -204,6 +204,56 @@ async def test_a_move_ranks_above_the_home_it_replaced(tmp_path: Path) -> None:
     assert any("location: Paris → Lyon" in reason for reason in new.explain.reasons)
 
 
+async def test_a_job_change_ranks_above_the_job_it_ended(tmp_path: Path) -> None:
+    # "I quit Deloitte to join Accenture" is an employer claim that supersedes Deloitte:
+    # asked in the old statement's words, the change comes right above it.
+    async with running(tmp_path) as soul:
+        await chatter(soul, T0, 8)
+        await soul.say("I work for Deloitte as an analyst", T0 + DAY)
+        await soul.say("I quit Deloitte to join Accenture, first day was great", T0 + 50 * DAY)
+        found = await soul.recall("who do I work for?", explain=True)
+    assert [item.text for item in found[:2]] == [
+        "I quit Deloitte to join Accenture, first day was great",
+        "I work for Deloitte as an analyst",
+    ]
+    assert found[0].explain is not None
+    assert any("employer: Deloitte → Accenture" in r for r in found[0].explain.reasons)
+
+
+async def test_a_question_naming_a_slot_finds_the_fact_in_force_without_its_words(
+    tmp_path: Path,
+) -> None:
+    # Neither statement holds a word of the question; the claims know what answers it,
+    # and only the employer in force comes (the old one is older news).
+    async with running(tmp_path) as soul:
+        await chatter(soul, T0, 8)
+        await soul.say("I'm a nurse at St Mary's", T0 + DAY)
+        await soul.say("我从阿里巴巴跳槽到了腾讯", T0 + 20 * DAY, sender="小林")
+        await soul.say("I left St Mary's and joined Guy's Hospital in May", T0 + 60 * DAY)
+        found = await soul.recall("who is my employer?", explain=True)
+        chinese = await soul.recall("她在哪家公司？")
+    assert [item.text for item in found] == [
+        "I left St Mary's and joined Guy's Hospital in May",
+        "我从阿里巴巴跳槽到了腾讯",
+    ]
+    assert {item.via for item in found} == {"claim"}
+    assert found[0].explain is not None
+    assert any("fact in force" in r for r in found[0].explain.reasons)
+    assert "我从阿里巴巴跳槽到了腾讯" in [item.text for item in chinese]
+
+
+async def test_what_the_words_found_keeps_its_place_above_a_slots_fact(tmp_path: Path) -> None:
+    async with running(tmp_path) as soul:
+        await chatter(soul, T0, 4)
+        await soul.say("the company picnic is on friday", T0 + DAY)
+        await soul.say("I work at Stripe", T0 + 2 * DAY)
+        found = await soul.recall("company picnic")
+    assert [item.text for item in found] == ["the company picnic is on friday", "I work at Stripe"]
+    assert found[0].via == "bm25"
+    assert found[1].via == "claim"
+    assert found[1].relevance <= found[0].relevance
+
+
 async def test_a_chinese_user_is_answered_in_the_same_terms(tmp_path: Path) -> None:
     filler = ["今天好累", "晚上吃什么好呢", "帮我定个闹钟", "下雨了，没带伞", "周末想去看电影"]
     async with running(tmp_path) as soul:
