@@ -31,7 +31,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from channels.client import Client
-from souls.ids import memory_id
+from souls.messages import memory_id
 from supervisor.errors import DaemonNotRunning, InvalidParams, SoupdError, UnknownSoul
 
 __all__ = ["INSTRUCTIONS", "TOOLS", "Tool", "check_soul", "serve", "tool_list"]

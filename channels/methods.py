@@ -23,7 +23,6 @@ from souls.collision.cards import Card
 from souls.collision.collider import Collision
 from souls.collision.tide import TideReport
 from souls.events import EventIn, event_time, with_replay_ref
-from souls.ids import memory_id
 from souls.intake.field_screen import screen
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
 from souls.knowledge.goals import GoalChange
@@ -69,6 +68,7 @@ from souls.messages import (
     Tide,
     Weekly,
     Why,
+    memory_id,
 )
 from souls.messages import Observe as ObserveMessage
 from souls.mind.metacognition import Confidence as ConfidenceResult
@@ -164,7 +164,7 @@ class MemoryListParams(_Filters, frozen=True, kw_only=True):
 
 
 class MemoryIdParams(SoulParams, frozen=True):
-    # The memory's number (7) or its label as ids are shown (m7): souls.ids.memory_id.
+    # The memory's number (7) or its label as ids are shown (m7): souls.messages.memory_id.
     id: int | str
 
 

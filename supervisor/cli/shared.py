@@ -32,9 +32,9 @@ LoadSettings = Callable[[argparse.Namespace], "Settings"]
 
 
 def memory_id(text: str) -> int:
-    """argparse's type for a memory id: ``7`` or ``m7`` (:func:`souls.ids.memory_id`);
+    """argparse's type for a memory id: ``7`` or ``m7`` (:func:`souls.messages.memory_id`);
     anything else is a usage error that names the accepted forms."""
-    from souls.ids import memory_id as parse
+    from souls.messages import memory_id as parse
     from supervisor.errors import InvalidParams
 
     try:
