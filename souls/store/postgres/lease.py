@@ -105,7 +105,12 @@ class Lease:
                 f" AND locktype = 'advisory' AND granted) AND {_HELD.strip()}",
                 self.key,
             )
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+        except (
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+            asyncpg.InternalClientError,
+            OSError,
+        ):
             return False
         return found
 
@@ -121,8 +126,15 @@ class Lease:
                 self.address,
             )
             await self._db.fetchval("SELECT pg_advisory_unlock($1)", self.key)
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
-            # The session is gone already (killed, network lost): so is the lock.
+        except (
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+            asyncpg.InternalClientError,
+            OSError,
+        ):
+            # The session is gone already (killed, network lost): so is the lock. (A
+            # connection that is still reading the server's goodbye says "another
+            # operation is in progress": an InternalClientError.)
             self._db.terminate()
             return
         await self._db.close()
