@@ -183,9 +183,16 @@ RULES: tuple[Rule, ...] = (
         rf"(?i:\b(?:i|we)(?:\s+have|{AP}ve)?\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?"
         rf"(?:moved|relocated)(?:\s+(?:all\s+the\s+way|back))?\s+from)\s+(?:the\s+)?{PLACE}"
         rf"\s+(?i:to)\s+(?:the\s+)?(?P<location>{PLACE})",
+        # leaving a place for another: "we left Paris and moved to Lyon"
+        rf"(?i:\b(?:i|we)(?:\s+have|{AP}ve)?\s+(?:just\s+|finally\s+)?left)\s+(?:the\s+)?{PLACE}"
+        rf"(?i:\s*,?\s+and\s+(?:have\s+|just\s+)?(?:moved|relocated)\s+(?:back\s+|over\s+)?to)"
+        rf"\s+(?:the\s+)?(?P<location>{PLACE})",
         rf"我(?:们)?(?:{ZH_PAST})?(?:现在|目前|一直|已经|刚|终于)?(?:住在|生活在|搬到了?|搬去了?"
         rf"|搬家到了?)(?P<location>[{HAN}]{{2,8}}?){ZH_PLACE_END}",
         rf"我(?:们)?(?:{ZH_PAST})?(?:已经|刚|终于)?从[{HAN}]{{2,8}}?(?:搬家?|迁)(?:到|去|来)了?"
+        rf"(?P<location>[{HAN}]{{2,8}}?){ZH_PLACE_END}",
+        # a move told, then where: 我们搬家了 and 现在住在杭州 in one sentence
+        rf"我(?:们)?(?:已经|刚|终于)?搬家了?[，,]\s*(?:我们?)?(?:现在|目前)?(?:住在|搬到了?)"
         rf"(?P<location>[{HAN}]{{2,8}}?){ZH_PLACE_END}",
         rf"(?i:\bi(?:{AP}m|\s+am)\s+(?:originally\s+)?from|\bi\s+(?:was\s+born\s+and\s+raised"
         rf"|grew\s+up|was\s+born|was\s+raised)\s+in|\bmy\s+hometown\s+is)\s+(?:the\s+)?"

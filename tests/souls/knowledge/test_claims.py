@@ -106,6 +106,12 @@ EXTRACTED = [
     ("I work at Stripe.", [("employer", "Stripe", "I work at Stripe")]),
     ("我是一名护士。", [("job", "护士", "我是一名护士")]),
     ("我在阿里巴巴集团工作。", [("employer", "阿里巴巴集团", "我在阿里巴巴集团工作")]),
+    # a move: where the speaker lives now is the place moved to
+    (
+        "We left Paris and moved to Lyon.",
+        [("location", "Lyon", "We left Paris and moved to Lyon")],
+    ),
+    ("我们搬家了，现在住在杭州。", [("location", "杭州", "我们搬家了，现在住在杭州")]),
     # a job change: the workplace joined is the employer, the one left is not
     (
         "I left Siemens and joined Bosch last month.",
@@ -235,6 +241,8 @@ NOTHING = [
     "I left the band and joined a choir.",
     "I left Siemens.",
     "我加入了一个乐队。",
+    "I left the party and moved to the kitchen.",
+    "我搬家了。",
 ]
 
 
