@@ -1,7 +1,8 @@
 """A soul's agenda: the tasks with ``@due`` in its TASKS.md, kept in the ``due`` table.
 
 The file is what people (and the soul) write; the table is the source of truth for
-wake-ups. :meth:`Agenda.sync` reconciles the two in one transaction:
+wake-ups. :meth:`Agenda.sync` reconciles the two in one transaction
+(:meth:`souls.store.interface.SoulStore.record_due`):
 
 * a pending task in the file is (re)recorded under its key (text + due time), so
   editing the time of a task replaces it with a new one;
@@ -14,14 +15,12 @@ wake-ups. :meth:`Agenda.sync` reconciles the two in one transaction:
 
 from __future__ import annotations
 
-import anyio
-
 from souls.actor.brain import Brain
 from souls.intake.field_screen import WITHHELD
 from souls.intake.hygiene_gate import HygieneGate
 from souls.knowledge.tasks import append_task, parse_tasks, task_line
 from souls.results import DueTask, TaskProblem, TasksResult
-from souls.store.store import Store
+from souls.store.interface import SoulStore
 
 __all__ = ["Agenda"]
 
@@ -29,7 +28,7 @@ _FIRED_SHOWN = 20
 
 
 class Agenda:
-    def __init__(self, store: Store, brain: Brain, gate: HygieneGate) -> None:
+    def __init__(self, store: SoulStore, brain: Brain, gate: HygieneGate) -> None:
         self._store = store
         self._brain = brain
         self._gate = gate
@@ -46,38 +45,18 @@ class Agenda:
             else:
                 problem = f"looks like it contains a credential ({what}); remove the secret"
                 errors.append(TaskProblem(task.line, WITHHELD, problem))
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                await db.executemany(
-                    "INSERT INTO due (key, due, text, line) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT (key) DO UPDATE SET text = excluded.text,"
-                    " line = excluded.line",
-                    [(t.key, t.due, t.text, t.line) for t in pending.values()],
-                )
-                unfired = await db.execute_fetchall("SELECT key FROM due WHERE fired_at IS NULL")
-                await db.executemany(
-                    "DELETE FROM due WHERE key = ?",
-                    [(key,) for (key,) in unfired if key not in pending],
-                )
+        await self._store.record_due(
+            [DueTask(t.key, t.due, t.text, t.line) for t in pending.values()]
+        )
         errors.sort(key=lambda problem: problem.line)
         return TasksResult(await self.pending(), errors, await self._fired())
 
     async def pending(self) -> list[DueTask]:
-        rows = await self._store.db.execute_fetchall(
-            "SELECT key, due, text, line, fired_at FROM due WHERE fired_at IS NULL"
-            " ORDER BY due, key"
-        )
-        return [DueTask(*row) for row in rows]
+        return await self._store.pending_due()
 
     async def task(self, key: str) -> DueTask | None:
         """The task under ``key`` if it is still to fire."""
-        rows = list(
-            await self._store.db.execute_fetchall(
-                "SELECT key, due, text, line, fired_at FROM due WHERE key = ? AND fired_at IS NULL",
-                (key,),
-            )
-        )
-        return DueTask(*rows[0]) if rows else None
+        return await self._store.due_task(key)
 
     async def add(self, text: str, due: float) -> TasksResult:
         """Append a task line to TASKS.md (keeping the user's formatting), then sync."""
@@ -86,9 +65,4 @@ class Agenda:
         return await self.sync()
 
     async def _fired(self) -> list[DueTask]:
-        rows = await self._store.db.execute_fetchall(
-            "SELECT key, due, text, line, fired_at FROM due WHERE fired_at IS NOT NULL"
-            " ORDER BY fired_at DESC LIMIT ?",
-            (_FIRED_SHOWN,),
-        )
-        return [DueTask(*row) for row in rows]
+        return await self._store.fired_due(_FIRED_SHOWN)

@@ -1,10 +1,12 @@
 """The store: one soul's SQLite database and its full-text index.
 
 :mod:`~souls.store.store` is the narrow interface the actor writes and searches
-through; :mod:`~souls.store.schema` its migrations, :mod:`~souls.store.changes` the
-derived state a turn writes in one go, :mod:`~souls.store.neighbours` how each memory is
-indexed with the turns around it, :mod:`~souls.store.bm25` the exact BM25 over the
-index's statistics, :mod:`~souls.store.hiding` memories hidden as decay does,
+through (:mod:`~souls.store.interface` the protocol it shares with the PostgreSQL
+store); :mod:`~souls.store.schema` its migrations, :mod:`~souls.store.changes` the
+derived state a turn writes in one go, :mod:`~souls.store.due` the @due wake-ups' rows,
+:mod:`~souls.store.neighbours` how each memory is indexed with the turns around it,
+:mod:`~souls.store.bm25` the exact BM25 over the index's statistics,
+:mod:`~souls.store.hiding` memories hidden as decay does,
 :mod:`~souls.store.fading` the nightly decay pass,
 :mod:`~souls.store.bulk` multi-row inserts,
 :mod:`~souls.store.batch` a write transaction in one round trip,
@@ -18,5 +20,6 @@ collision, llm, actor).
 
 # The modules other rooms may import; the rest are this room's own.
 __all__ = [
-    "batch", "bm25", "changes", "check", "fading", "files", "neighbours", "reindex", "store",
+    "batch", "bm25", "changes", "check", "fading", "files", "interface", "neighbours",
+    "reindex", "store",
 ]  # fmt: skip

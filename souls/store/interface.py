@@ -6,7 +6,8 @@ calls. The soul actor remains the only writer of its soul on either.
 
 :class:`SoulStore` is narrow: append events (with the derived rows of their turn), read
 by id, search (exact FTS5 BM25 on both: :mod:`souls.store.postgres.search`), hide,
-decay, forget, the statistics recall ranks with, and the migrations applied.
+decay, forget, the ``due`` rows of the @due wake-ups, the statistics recall ranks
+with, and the migrations applied.
 Both stores satisfy it (checked by mypy below, and by tests/souls/store/test_interface.py
 and test_store.py, which run every test of the interface against both backends).
 Opening is each backend's own (``Store.open(path)``, ``PgStore.open(pool, soul)``):
@@ -20,7 +21,6 @@ What is NOT behind the interface yet — the remaining work of #21's first point
 that reaches the SQLite connection directly (``store.db``, or the connection handed to
 ``Derived`` callbacks and ``store.transaction()``), outside souls/store/:
 
-* souls/actor/agenda.py — ``due`` (the @due wake-ups).
 * souls/actor/cognition.py — ``markers``.
 * souls/actor/deck.py — ``summaries``, ``memory_fts``/``memory_vocab`` (FTS5 directly).
 * souls/actor/embedding.py — ``memories``, ``memory_vectors`` (pgvector to come).
@@ -39,9 +39,8 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
 * souls/recall/surfacing.py — ``surfaced``, ``memories``.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
-  gaps, summaries, assemblies, surfaced... in the same transaction), but for
-  ``fired``, which it refuses (NotImplementedError): the ``due`` rows it marks are
-  agenda.py's. The modules above that read those rows back are SQLite's only.
+  gaps, summaries, ``fired``, assemblies, surfaced... in the same transaction). The
+  modules above that read those rows back (but for ``due``) are SQLite's only.
 * souls/store/check.py, reindex.py, files.py — the read-only checks of a database
   file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
   PostgreSQL (nor ``soupd migrate``, export/import between the two).
@@ -59,7 +58,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from souls.results import DecayResult
+from souls.results import DecayResult, DueTask
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import Fading
@@ -113,6 +112,25 @@ class SoulStore(Protocol):
         """The nightly decay pass (:mod:`souls.store.fading`: memories hidden, hidden
         ones purged, edges and markers weakening) in one transaction, rolled back when
         ``dry_run``; its counts."""
+        ...
+
+    async def record_due(self, tasks: Sequence[DueTask]) -> None:
+        """Reconcile the ``due`` rows (the @due wake-ups) with ``tasks``, the pending
+        tasks of TASKS.md, in one transaction: each recorded under its key (its text
+        and line updated), every unfired task not among them cancelled, a fired one
+        left fired (:mod:`souls.store.due`). ``fired`` in Changes marks one fired."""
+        ...
+
+    async def pending_due(self) -> list[DueTask]:
+        """The tasks still to fire, the soonest first (by due time, then key)."""
+        ...
+
+    async def due_task(self, key: str) -> DueTask | None:
+        """The task under ``key`` if it is still to fire."""
+        ...
+
+    async def fired_due(self, limit: int) -> list[DueTask]:
+        """The ``limit`` tasks that fired last, the latest first."""
         ...
 
     async def forget(self, event_ids: Sequence[int]) -> int:

@@ -30,7 +30,8 @@ import aiosqlite
 import anyio
 import msgspec
 
-from souls.results import DecayResult
+from souls.results import DecayResult, DueTask
+from souls.store import due
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, write_changes
@@ -652,6 +653,26 @@ class Store:
         """The names of the migrations applied (at open), in order."""
         rows = await self._db.execute_fetchall("SELECT name FROM migrations ORDER BY name")
         return [name for (name,) in rows]
+
+    async def record_due(self, tasks: Sequence[DueTask]) -> None:
+        """Record ``tasks`` (the pending ones of TASKS.md) in the ``due`` table and
+        cancel every unfired task not among them (:mod:`souls.store.due`), in one
+        shielded transaction."""
+        with anyio.CancelScope(shield=True):
+            async with self.transaction() as db:
+                await due.record(db, tasks)
+
+    async def pending_due(self) -> list[DueTask]:
+        """The tasks still to fire, the soonest first."""
+        return await due.pending(self._db)
+
+    async def due_task(self, key: str) -> DueTask | None:
+        """The task under ``key`` if it is still to fire."""
+        return await due.task(self._db, key)
+
+    async def fired_due(self, limit: int) -> list[DueTask]:
+        """The ``limit`` tasks that fired last, the latest first."""
+        return await due.fired(self._db, limit)
 
     async def hide(self, memory_ids: Sequence[int], now: float) -> int:
         """Hide the visible memories among ``memory_ids``, as decay does

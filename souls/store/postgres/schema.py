@@ -251,6 +251,23 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0004_due",
+        """
+        -- Tasks with @due from TASKS.md (souls/actor/agenda.py): the source of truth for
+        -- wake-ups, as on SQLite. A fired row stays, so a task fires once however often
+        -- the file is re-read. key: a hash of the task's text and due time.
+        CREATE TABLE due (
+            soul     integer NOT NULL REFERENCES souls (id),
+            key      text NOT NULL,
+            due      double precision NOT NULL,
+            text     text NOT NULL,
+            line     integer NOT NULL,
+            fired_at double precision,
+            PRIMARY KEY (soul, key)
+        );
+        """,
+    ),
 )
 
 

@@ -14,12 +14,10 @@ Invariants, as on SQLite:
 * Ranking: exact FTS5 BM25 (:mod:`souls.store.postgres.search`).
 
 A turn's derived rows (:class:`~souls.store.changes.Changes`) are all written as
-:func:`~souls.store.changes.write_changes` writes them on SQLite, but for ``fired``:
-the ``due`` rows it marks come from TASKS.md (souls/actor/agenda.py), not on
-PostgreSQL yet, so a Changes carrying it raises NotImplementedError (never silently
-dropped). Not yet here either: claims, questions, cards and the rest of the SQLite
-store modules (souls/store/interface.py lists them), so a memory is never
-``superseded``.
+:func:`~souls.store.changes.write_changes` writes them on SQLite, ``fired`` marking the
+``due`` rows of the soul's agenda (:mod:`souls.store.postgres.due`). Not yet here:
+claims, questions, cards and the rest of the SQLite store modules
+(souls/store/interface.py lists them), so a memory is never ``superseded``.
 """
 
 from __future__ import annotations
@@ -33,11 +31,12 @@ import anyio
 import asyncpg
 import msgspec
 
-from souls.results import DecayResult
+from souls.results import DecayResult, DueTask
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import DAY, Fading
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
+from souls.store.postgres import due
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts
@@ -45,14 +44,6 @@ from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCoun
 __all__ = ["PgStore", "soul_id"]
 
 _KIND = "CASE WHEN e.kind = 'voice' THEN 'voice' ELSE m.kind END"
-_SUPPORTED = frozenset(
-    {"counters", "edges", "recalled", "penalties", "markers", "marker_labels", "gaps",
-     "summaries", "state", "assemblies", "surfaced"}
-)  # fmt: skip
-_CHANGES = (
-    "counters", "edges", "recalled", "penalties", "markers", "marker_labels", "gaps",
-    "summaries", "state", "fired", "assemblies", "surfaced",
-)  # fmt: skip
 
 
 async def soul_id(db: asyncpg.Connection, name: str) -> int:
@@ -271,8 +262,6 @@ class PgStore:
     ) -> list[int]:
         """Append events, each with its observation memory and index row, and
         ``changes``, in one transaction. Returns the new event ids in order."""
-        if changes:
-            _check_supported(changes)
         first_event, first_memory = self._next_event, self._next_memory
         soul = self.soul
         delta = _Delta()
@@ -371,6 +360,7 @@ class PgStore:
                 [(soul, memory_id, amount) for memory_id, amount in changes.penalties.items()],
             )
         await self._write_reflection(db, changes, now)
+        await due.mark(db, soul, changes.fired)
         await self._write_assemblies(db, changes, now)
         if changes.state:
             await db.executemany(
@@ -551,6 +541,28 @@ class PgStore:
         for r in gone:
             delta.add(Row(int(r[0]), r[1], r[2], r[3]), -1)
         await db.execute(_DELETE_POSTINGS, self.soul, list(memory_ids))
+
+    async def record_due(self, tasks: Sequence[DueTask]) -> None:
+        """Record ``tasks`` (the pending ones of TASKS.md) and cancel every unfired task
+        not among them (:mod:`souls.store.postgres.due`), in one shielded transaction."""
+        with anyio.CancelScope(shield=True):
+            async with self._pool.acquire() as db, db.transaction():
+                await due.record(db, self.soul, tasks)
+
+    async def pending_due(self) -> list[DueTask]:
+        """The tasks still to fire, the soonest first."""
+        async with self._pool.acquire() as db:
+            return await due.pending(db, self.soul)
+
+    async def due_task(self, key: str) -> DueTask | None:
+        """The task under ``key`` if it is still to fire."""
+        async with self._pool.acquire() as db:
+            return await due.task(db, self.soul, key)
+
+    async def fired_due(self, limit: int) -> list[DueTask]:
+        """The ``limit`` tasks that fired last, the latest first."""
+        async with self._pool.acquire() as db:
+            return await due.fired(db, self.soul, limit)
 
     async def hide(self, memory_ids: Sequence[int], now: float) -> int:
         """Hide the visible memories among ``memory_ids`` as decay does on SQLite
@@ -964,14 +976,6 @@ def _next_id(table: str) -> str:
     one more than its largest so far, as SQLite hands out a rowid (the soul's actor is
     its only writer)."""
     return f"coalesce((SELECT max(id) FROM {table} WHERE soul = $1), 0) + n.i"
-
-
-def _check_supported(changes: Changes) -> None:
-    unsupported = [name for name in _CHANGES if name not in _SUPPORTED and getattr(changes, name)]
-    if unsupported:
-        raise NotImplementedError(
-            f"not yet stored on PostgreSQL (issue #21): {', '.join(unsupported)}"
-        )
 
 
 def _scope_sql(scope: Scope, first: int) -> tuple[str, list[object]]:

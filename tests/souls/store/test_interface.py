@@ -447,23 +447,6 @@ def test_match_terms_reads_back_fts_match_and_nothing_else() -> None:
             match_terms(bad)
 
 
-async def test_postgres_refuses_the_derived_rows_it_cannot_store_yet(pg_dsn: str) -> None:
-    # Never silently dropped: the whole write is refused, nothing of it kept.
-    pool = await asyncpg.create_pool(pg_dsn, min_size=1, max_size=2)
-    try:
-        store = await PgStore.open(pool, "alpha")
-        with pytest.raises(NotImplementedError, match="fired"):
-            await store.append(
-                [new_event("kept?")],
-                Changes(gaps=[("x", "y")], fired={"task": T0}),
-                now=T0,
-            )
-        assert await store.counts() == StoreCounts(events=0, memories=0, hidden=0)
-        assert await store.append([new_event("next")]) == [1]
-    finally:
-        await pool.close()
-
-
 WORDS = (
     "cat cats dog deploy deployed migration database sofa sleep sleeps lunch noon tall "
     "giraffe zoo shelter adopt adopted research agency paint painter fail failure "
