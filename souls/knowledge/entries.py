@@ -38,6 +38,7 @@ from souls.knowledge.claims import (
 from souls.messages import ClaimAdd
 from souls.recall.assembly import terms
 from souls.recall.shortlist import Entry, EntryIndex
+from souls.store.changes import CLAIM_COLUMNS
 from souls.store.store import Store
 from supervisor.errors import MissingItem
 
@@ -53,10 +54,6 @@ __all__ = [
 ]
 
 FIDELITY = "fidelity_ai"  # its soul_state key
-CLAIM_COLUMNS = (
-    "id, type, subject, slot, value, quote, event_id, source, confidence, state,"
-    " valid_from, valid_to, recorded_from, recorded_to, due, replaces"
-)
 QUESTION_COLUMNS = "id, event_id, asker, session, text, asked, state, resolved, answer"
 # Slots whose active claims are open obligations (unresolved pressure).
 COMMITMENTS = frozenset({"commitment", "plan"})

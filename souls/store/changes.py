@@ -9,11 +9,23 @@ One write path, one transaction per turn, and recall stays a pure read.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+import msgspec
 
 from souls.store.batch import Batch
 
-__all__ = ["AssemblyRow", "Changes", "SummaryVersion", "write_changes"]
+__all__ = [
+    "CLAIM_COLUMNS", "AssemblyRow", "Changes", "ClaimClosing", "NewClaim", "SummaryVersion",
+    "write_changes",
+]  # fmt: skip
+
+# The claims table's columns, in the order of NewClaim's fields.
+CLAIM_COLUMNS = (
+    "id, type, subject, slot, value, quote, event_id, source, confidence, state,"
+    " valid_from, valid_to, recorded_from, recorded_to, due, replaces"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +48,47 @@ class AssemblyRow:
     paused: bool
     items: str  # JSON
     sections: str  # JSON
+
+
+class NewClaim(msgspec.Struct, frozen=True):
+    """A claim to store (an entry of the soul's knowledge: souls.knowledge.entries),
+    under the id the soul handed out. ``event_id``: its source event; a negative one,
+    ``-1 - offset``, is the event at ``offset`` among those the same append stores
+    (their ids are known when it writes)."""
+
+    id: int
+    type: str
+    subject: str
+    slot: str | None
+    value: str
+    quote: str
+    event_id: int | None
+    source: str
+    confidence: str
+    state: str
+    valid_from: float
+    valid_to: float | None
+    recorded_from: float
+    recorded_to: float | None
+    due: float | None = None
+    replaces: int | None = None
+
+    def sourced(self, event_ids: Sequence[int]) -> NewClaim:
+        """The claim with its source event's id resolved (``event_ids``: the ids the
+        append handed out, in order)."""
+        if self.event_id is None or self.event_id >= 0:
+            return self
+        return msgspec.structs.replace(self, event_id=event_ids[-1 - self.event_id])
+
+
+class ClaimClosing(msgspec.Struct, frozen=True):
+    """A stored claim closed (superseded, retracted...): its new state, and the end of
+    its valid and recorded time when they end now (None: kept as they are)."""
+
+    id: int
+    state: str
+    valid_to: float | None
+    recorded_to: float | None
 
 
 @dataclass(slots=True)
@@ -64,6 +117,10 @@ class Changes:
     assemblies: list[AssemblyRow] = field(default_factory=list)
     # Items a context injected (by label, m12 c5 g3...) -> when they surfaced.
     surfaced: dict[str, float] = field(default_factory=dict)
+    # Claims to store, then stored claims to close (in that order: a claim of this
+    # turn may be closed by it too).
+    claims: list[NewClaim] = field(default_factory=list)
+    closings: list[ClaimClosing] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
@@ -79,11 +136,17 @@ class Changes:
             or self.fired
             or self.assemblies
             or self.surfaced
+            or self.claims
+            or self.closings
         )
 
 
-def write_changes(batch: Batch, changes: Changes, now: float) -> None:
-    """Add the statements that write ``changes`` to ``batch`` (none for what is empty)."""
+def write_changes(
+    batch: Batch, changes: Changes, now: float, event_ids: Sequence[int] = ()
+) -> None:
+    """Add the statements that write ``changes`` to ``batch`` (none for what is empty).
+    ``event_ids``: those the same append hands out, in order (what a claim's negative
+    ``event_id`` names)."""
     batch.executemany(
         "INSERT INTO counters (name, value) VALUES (?, ?)"
         " ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
@@ -155,4 +218,13 @@ def write_changes(batch: Batch, changes: Changes, now: float) -> None:
         "INSERT INTO soul_state (key, value) VALUES (?, ?)"
         " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         list(changes.state.items()),
+    )
+    batch.executemany(
+        f"INSERT INTO claims ({CLAIM_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [msgspec.structs.astuple(c.sourced(event_ids)) for c in changes.claims],
+    )
+    batch.executemany(
+        "UPDATE claims SET state = ?, valid_to = coalesce(?, valid_to),"
+        " recorded_to = coalesce(?, recorded_to) WHERE id = ?",
+        [(c.state, c.valid_to, c.recorded_to, c.id) for c in changes.closings],
     )

@@ -6,15 +6,16 @@ calls. The soul actor remains the only writer of its soul on either.
 
 :class:`SoulStore` is narrow: append events (with the derived rows of their turn), read
 by id, search (exact FTS5 BM25 on both: :mod:`souls.store.postgres.search`), hide,
-decay, forget, the ``due`` rows of the @due wake-ups, the statistics recall ranks
-with, and the migrations applied.
+decay, forget, the ``due`` rows of the @due wake-ups, the claims recall reads
+(``successors``, ``stating``, ``superseded`` hits), the statistics recall ranks with,
+and the migrations applied.
 Both stores satisfy it (checked by mypy below, and by tests/souls/store/test_interface.py
 and test_store.py, which run every test of the interface against both backends).
 Opening is each backend's own (``Store.open(path)``, ``PgStore.open(pool, soul)``):
 that is where they differ.
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
-``Candidate``, ``Row``, ``Origin``, ``Scope``, ``StoreCounts``,
+``Candidate``, ``Row``, ``Origin``, ``Scope``, ``StoreCounts``, ``Successor``,
 :class:`~souls.store.bm25.TermStats`) are shared, defined beside the SQLite store.
 
 What is NOT behind the interface yet — the remaining work of #21's first point. SQL
@@ -34,23 +35,29 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
   ``verdicts``, ``edges``, ``memories``.
 * souls/knowledge/entries.py, knowledge.py, navigate.py, persons.py — ``claims``,
   ``questions``, ``goals``, ``persons``, ``identities``, ``assemblies``, ``summaries``.
+  Their claims are written in SQLite SQL (``Plan.write`` through append's ``derived``,
+  stated entries, persons' relinking), not yet through Changes' ``claims`` and
+  ``closings``, the way the interface stores them on both backends: a Changes kept
+  across a failed append would carry claims naming the events of another batch.
 * souls/mind/inner.py — ``edges``, ``markers``, ``gaps``, ``summaries``, ``soul_state``,
   ``memories``, ``events``.
 * souls/recall/surfacing.py — ``surfaced``, ``memories``.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
-  gaps, summaries, ``fired``, assemblies, surfaced... in the same transaction). The
-  modules above that read those rows back (but for ``due``) are SQLite's only.
+  gaps, summaries, ``fired``, assemblies, surfaced, claims... in the same
+  transaction). The modules above that read those rows back (but for ``due`` and the
+  claims recall reads) are SQLite's only.
 * souls/store/check.py, reindex.py, files.py — the read-only checks of a database
   file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
   PostgreSQL (nor ``soupd migrate``, export/import between the two).
 * The semantic layer's vectors (pgvector) have no PostgreSQL side yet; nor have the
   ``memory_sources`` of derived memories, which decay's purge and forget delete on
   SQLite (PostgreSQL holds observations only).
-* ``Store.successors`` (a superseded fact's successor, from claims) has no PostgreSQL
-  counterpart yet (no claims there), so it is not in the interface; nor are
-  ``Store.transaction()``, ``Store.commit()`` and ``Store.db``, the SQLite connection
-  the callers above write through.
+* On PostgreSQL, forget leaves the claims of the events it deletes, as
+  :meth:`SoulStore.forget` does on SQLite (the full forget of rights.py deletes them
+  there; none yet on PostgreSQL).
+* Not in the interface: ``Store.transaction()``, ``Store.commit()`` and ``Store.db``,
+  the SQLite connection the callers above write through.
 """
 
 from __future__ import annotations
@@ -63,7 +70,7 @@ from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import Fading
 from souls.store.neighbours import Row
-from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts
+from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
 
 __all__ = ["SoulStore"]
 
@@ -156,6 +163,19 @@ class SoulStore(Protocol):
 
     async def hits(self, scored: Sequence[tuple[int, float]]) -> list[Hit]:
         """Read by id: the visible memories named, in that order, with those scores."""
+        ...
+
+    async def successors(self, memory_ids: Sequence[int]) -> dict[int, Successor]:
+        """For each of ``memory_ids`` whose event stated a fact (a claim) that a later
+        claim of the same subject and slot superseded, the visible memory of the
+        superseding claim's event and what changed, the newest claim's when several
+        did; none for one whose event stated the fact in force too. The claims are
+        those Changes stored and closed (``claims``, ``closings``)."""
+        ...
+
+    async def stating(self, slots: Sequence[str], limit: int) -> list[int]:
+        """The visible memories whose events stated a fact in force (an active claim)
+        of one of ``slots``, the latest stated first, at most ``limit``."""
         ...
 
     async def rows(self, memory_ids: Sequence[int]) -> dict[int, Row]: ...

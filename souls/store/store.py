@@ -415,7 +415,7 @@ class Store:
             [(new.later, new.memory_id) for _, new in rewritten],
         )
         if changes:
-            write_changes(batch, changes, now)
+            write_changes(batch, changes, now, range(first_event, first_event + len(events)))
         if derived is not None:
             derived(batch, range(first_event, first_event + len(events)), now)
         # Shielded: once a batch is handed to SQLite it is finished (committed or rolled

@@ -268,6 +268,38 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0005_claims",
+        """
+        -- Typed entries (DESIGN §3.10), as on SQLite: facts (slot claims extracted from
+        -- events, or stated), rules and events, bitemporal: valid time (when it is true
+        -- in the world) and transaction time (when this row was believed). Rows are
+        -- never rewritten but to close them: a change is a new row plus a closed old
+        -- one. ids are the soul's own (handed out by its actor).
+        CREATE TABLE claims (
+            soul          integer NOT NULL REFERENCES souls (id),
+            id            bigint NOT NULL,
+            type          text NOT NULL,      -- fact | rule | event
+            subject       text NOT NULL,      -- whom it is about
+            slot          text,               -- whitelisted slot; NULL for free entries
+            value         text NOT NULL,
+            quote         text NOT NULL,      -- verbatim in the source event ('' if stated)
+            event_id      bigint,             -- the source event, if one
+            source        text NOT NULL,      -- user | rule | llm
+            confidence    text NOT NULL,      -- high | medium | low
+            state         text NOT NULL,      -- active | superseded | deferred | retracted
+            valid_from    double precision NOT NULL,
+            valid_to      double precision,
+            recorded_from double precision NOT NULL,
+            recorded_to   double precision,
+            due           double precision,   -- plans and commitments with a date
+            replaces      bigint,             -- the entry an update superseded
+            PRIMARY KEY (soul, id)
+        );
+        CREATE INDEX claims_slot ON claims (soul, subject, slot);
+        CREATE INDEX claims_event ON claims (soul, event_id);
+        """,
+    ),
 )
 
 

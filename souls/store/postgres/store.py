@@ -15,9 +15,10 @@ Invariants, as on SQLite:
 
 A turn's derived rows (:class:`~souls.store.changes.Changes`) are all written as
 :func:`~souls.store.changes.write_changes` writes them on SQLite, ``fired`` marking the
-``due`` rows of the soul's agenda (:mod:`souls.store.postgres.due`). Not yet here:
-claims, questions, cards and the rest of the SQLite store modules
-(souls/store/interface.py lists them), so a memory is never ``superseded``.
+``due`` rows of the soul's agenda (:mod:`souls.store.postgres.due`), ``claims`` and
+``closings`` the claims recall reads (:mod:`souls.store.postgres.claims`: successors,
+what states a slot, a memory ``superseded``). Not yet here: questions, cards and the
+rest of the SQLite store modules (souls/store/interface.py lists them).
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import DAY, Fading
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
-from souls.store.postgres import due
+from souls.store.postgres import claims, due
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
-from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts
+from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
 
 __all__ = ["PgStore", "soul_id"]
 
@@ -305,7 +306,8 @@ class PgStore:
                     await self._rewrite(db, rewritten, delta)
                     await delta.apply(db, soul)
                 if changes:
-                    await self._write_changes(db, changes, now)
+                    ids = range(first_event, first_event + len(events))
+                    await self._write_changes(db, changes, now, ids)
         self._next_event += len(events)
         self._next_memory += len(events)
         if self._stats is not None:
@@ -321,9 +323,11 @@ class PgStore:
         if changes:
             await self.append([], changes, now)
 
-    async def _write_changes(self, db: asyncpg.Connection, changes: Changes, now: float) -> None:
+    async def _write_changes(
+        self, db: asyncpg.Connection, changes: Changes, now: float, event_ids: Sequence[int]
+    ) -> None:
         """``changes`` in the order :func:`~souls.store.changes.write_changes` writes
-        them, each kind in one statement."""
+        them, each kind in one statement (``event_ids``: the append's, for claims)."""
         soul = self.soul
         if changes.counters:
             await db.executemany(
@@ -368,6 +372,7 @@ class PgStore:
                 " ON CONFLICT (soul, key) DO UPDATE SET value = excluded.value",
                 [(soul, key, value) for key, value in changes.state.items()],
             )
+        await claims.write(db, soul, changes, event_ids)
 
     async def _write_reflection(self, db: asyncpg.Connection, changes: Changes, now: float) -> None:
         """Markers (weights, then labels), gaps and summaries."""
@@ -784,7 +789,8 @@ class PgStore:
                 f"""
                 SELECT i.memory_id, i.doc, i.prior, i.later,
                        m.id IS NOT NULL AND m.hidden_at IS NULL, {_KIND}, m.text, m.salience,
-                       e.ref, m.event_id, e.sender, e.person, e.ts, m.created
+                       e.ref, m.event_id, e.sender, e.person, e.ts, m.created,
+                       {claims.SUPERSEDED}
                 FROM memory_index AS i
                 LEFT JOIN memories AS m ON m.soul = i.soul AND m.id = i.memory_id
                 LEFT JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id
@@ -851,6 +857,20 @@ class PgStore:
             )
         return {int(r[0]) for r in rows}
 
+    async def successors(self, memory_ids: Sequence[int]) -> dict[int, Successor]:
+        """For each of ``memory_ids`` whose event stated a fact a later claim
+        superseded, the memory saying what it became (:func:`claims.successors`)."""
+        if not memory_ids:
+            return {}
+        async with self._pool.acquire() as db:
+            return await claims.successors(db, self.soul, memory_ids)
+
+    async def stating(self, slots: Sequence[str], limit: int) -> list[int]:
+        """The visible memories whose events stated a fact in force of one of
+        ``slots``, the latest stated first, at most ``limit`` (:func:`claims.stating`)."""
+        async with self._pool.acquire() as db:
+            return await claims.stating(db, self.soul, slots, limit)
+
     async def rows(self, memory_ids: Sequence[int]) -> dict[int, Row]:
         """The index rows of the visible memories among ``memory_ids``."""
         if not memory_ids:
@@ -885,7 +905,8 @@ class PgStore:
         async with self._pool.acquire() as db:
             rows = await db.fetch(
                 f"""
-                SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id, m.created
+                SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id, m.created,
+                       {claims.SUPERSEDED}
                 FROM memories AS m
                 LEFT JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id
                 WHERE m.soul = $1 AND m.id = ANY($2::bigint[]) AND m.hidden_at IS NULL
@@ -895,7 +916,7 @@ class PgStore:
             )
         found = {int(r[0]): r for r in rows}
         return [
-            Hit(memory_id, r[1], r[2], r[3], score, r[4], r[5], r[6])
+            Hit(memory_id, r[1], r[2], r[3], score, r[4], r[5], r[6], bool(r[7]))
             for memory_id, score in scored
             if (r := found.get(memory_id)) is not None
         ]
@@ -954,11 +975,10 @@ class PgStore:
 
 
 def _candidate(memory_id: int, score: float, r: asyncpg.Record) -> Candidate:
-    """A candidate from its row (see :meth:`PgStore.candidates`); never superseded yet
-    (no claims on PostgreSQL)."""
+    """A candidate from its row (see :meth:`PgStore.candidates`)."""
     return Candidate(
         memory_id, score, r[1], r[2], r[3], int(r[4]), r[5], r[6], r[7], r[8], r[9],
-        r[10], r[11], r[12], r[13], 0,
+        r[10], r[11], r[12], r[13], int(r[14]),
     )  # fmt: skip
 
 
