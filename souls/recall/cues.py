@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from souls.recall.dates import Span, spans
-from souls.store.store import Origin, Store
+from souls.store.interface import SoulStore
+from souls.store.store import Origin
 from souls.text.tokenize import query_terms
 
 __all__ = ["Boosts", "Cues", "Factors", "weigh", "weigh_one"]
@@ -47,7 +48,7 @@ class Cues:
         return speaker * (1 + max((boosts.of(span) for span in self.spans), default=0.0))
 
     @classmethod
-    async def read(cls, store: Store, query: str, terms: Sequence[str], now: float) -> Cues:
+    async def read(cls, store: SoulStore, query: str, terms: Sequence[str], now: float) -> Cues:
         """The cues of ``query`` (whose recall ``terms`` are given), dates counted
         from ``now``."""
         wanted = set(terms)
@@ -69,7 +70,7 @@ class Factors:
         return self.bm25 * self.speaker * self.time
 
 
-async def weigh(store: Store, cues: Cues, boosts: Boosts, factors: dict[int, Factors]) -> None:
+async def weigh(store: SoulStore, cues: Cues, boosts: Boosts, factors: dict[int, Factors]) -> None:
     """Set the cue factors of the memories in ``factors``: said by someone the query
     names, or from a time it names (the largest time factor applies)."""
     for memory_id, origin in (await store.origins(list(factors))).items():

@@ -52,8 +52,9 @@ from souls.recall.cues import Boosts, Cues, Factors, weigh, weigh_one
 from souls.recall.slots import Asked, asked_slots
 from souls.results import Explanation, RecallItem, TermWeight
 from souls.store.bm25 import Held, Shares, TermStats
+from souls.store.interface import SoulStore
 from souls.store.neighbours import MAX_TURNS, Row
-from souls.store.store import Candidate, Hit, Scope, Store, Successor
+from souls.store.store import Candidate, Hit, Scope, Successor
 from souls.text.tokenize import fts_match, query_terms, tokens
 
 __all__ = ["Citations", "HitCache", "RecallConfig", "Recollection", "recall"]
@@ -157,7 +158,7 @@ class Recollection:
 
 
 async def recall(
-    store: Store,
+    store: SoulStore,
     stats: TermStats,
     config: RecallConfig,
     query: str,
@@ -328,7 +329,7 @@ async def recall(
 
 
 async def _stated(
-    store: Store,
+    store: SoulStore,
     config: RecallConfig,
     slots: Asked,
     chosen: list[Hit],
@@ -362,7 +363,7 @@ async def _stated(
 
 
 async def _semantic(
-    store: Store, config: RecallConfig, dense: Near, scope: Scope | None
+    store: SoulStore, config: RecallConfig, dense: Near, scope: Scope | None
 ) -> dict[int, float]:
     """The semantic part of each memory near the query, in (0, 1]: its cosine's
     standing among the query's cosines, from ``dense_z_low`` (0) to ``dense_z_high``
@@ -381,7 +382,7 @@ async def _semantic(
 
 
 async def _dense(
-    store: Store,
+    store: SoulStore,
     weight: float,
     pool: list[Hit],
     semantic: dict[int, float],
@@ -503,7 +504,7 @@ def _order(
 
 
 async def _succeeded(
-    store: Store,
+    store: SoulStore,
     hits: list[Hit],
     successors: dict[int, Successor],
     relevance: dict[int, float],
@@ -541,7 +542,7 @@ async def _succeeded(
 
 
 async def _resonance(
-    store: Store,
+    store: SoulStore,
     measure: _Measure,
     ids: list[int],
     whys: dict[int, Factors],
@@ -584,7 +585,7 @@ class HitCache:
 
 
 async def _details(
-    store: Store, wanted: list[tuple[int, float]], cache: HitCache | None
+    store: SoulStore, wanted: list[tuple[int, float]], cache: HitCache | None
 ) -> dict[int, Hit]:
     found: dict[int, Hit] = {}
     missing = []
@@ -618,7 +619,7 @@ class _Found:
 
 
 async def _bm25(
-    store: Store,
+    store: SoulStore,
     stats: TermStats,
     config: RecallConfig,
     terms: list[str],
@@ -731,7 +732,7 @@ def _boosts(config: RecallConfig) -> Boosts:
 
 
 async def _explained(
-    store: Store,
+    store: SoulStore,
     stats: TermStats,
     config: RecallConfig,
     terms: Sequence[str],

@@ -13,6 +13,8 @@ Both stores satisfy it (checked by mypy below, and by tests/souls/store/test_int
 and test_store.py, which run every test of the interface against both backends).
 Opening is each backend's own (``Store.open(path)``, ``PgStore.open(pool, soul)``):
 that is where they differ.
+Recall (souls/recall/recall.py, cues.py) reads through the interface alone
+(tests/souls/recall/test_recall_backends.py runs it on both).
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``Scope``, ``StoreCounts``, ``Successor``,
