@@ -8,13 +8,13 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import asyncpg
 import pytest
 
-from souls.store.changes import AssemblyRow, Changes, SummaryVersion
+from souls.store.changes import AssemblyRow, Changes, ClaimClosing, NewClaim, SummaryVersion
 from souls.store.interface import SoulStore
 from souls.store.postgres.schema import MIGRATIONS as PG_MIGRATIONS
 from souls.store.postgres.search import match_terms
@@ -456,10 +456,13 @@ WORDS = (
 
 async def test_both_backends_agree_on_random_souls(tmp_path: Path, pg_dsn: str) -> None:
     # Seeded random souls, all in one PostgreSQL database (each soul must see only its
-    # own rows), each beside its own SQLite file: every search the same, to the last bit.
+    # own rows), each beside its own SQLite file: every search the same, to the last bit,
+    # and what the claims say of the memories (superseded, successors, stating).
     rng = random.Random(21)
     hiding = random.Random(6)
+    claiming = random.Random(18)
     hidden = pg_hidden = 0  # memories hidden so far
+    succeeded = 0  # memories with a successor
     pool = await asyncpg.create_pool(pg_dsn, min_size=1, max_size=2)
     try:
         found = 0  # searches that found anything
@@ -469,6 +472,8 @@ async def test_both_backends_agree_on_random_souls(tmp_path: Path, pg_dsn: str) 
             pg = await PgStore.open(pool, f"random-{soul}", context_turns=turns)
             try:
                 stored = 0
+                in_force: dict[tuple[str, str], int] = {}  # (subject, slot) -> claim id
+                claim_ids = iter(range(1, 1000))
                 for _ in range(rng.randint(3, 8)):
                     batch = [
                         new_event(
@@ -479,8 +484,11 @@ async def test_both_backends_agree_on_random_souls(tmp_path: Path, pg_dsn: str) 
                         )
                         for i in range(rng.randint(1, 15))
                     ]
+                    claimed = _claims(claiming, len(batch), T0 + stored, in_force, claim_ids)
                     stored += len(batch)
-                    assert await sqlite.append(batch) == await pg.append(batch)
+                    assert await sqlite.append(batch, claimed, T0) == await pg.append(
+                        batch, claimed, T0
+                    )
                     if rng.random() < 0.3:
                         doomed = rng.sample(range(1, stored + 1), k=min(3, stored))
                         assert await sqlite.forget(doomed) == await pg.forget(doomed)
@@ -507,6 +515,15 @@ async def test_both_backends_agree_on_random_souls(tmp_path: Path, pg_dsn: str) 
                 assert (sa.documents, sa.tokens) == (sb.documents, sb.tokens)
                 assert all(sa.df(t) == sb.df(t) for w in WORDS for t in tokens(w))
                 assert await sqlite.counts() == await pg.counts()
+                ids = list(range(1, stored + 1))
+                successors = await sqlite.successors(ids)
+                assert successors == await pg.successors(ids)
+                succeeded += len(successors)
+                assert await sqlite.hits([(m, 1.0) for m in ids]) == await pg.hits(
+                    [(m, 1.0) for m in ids]
+                )
+                for slots in (["employer"], ["location", "employer"]):
+                    assert await sqlite.stating(slots, 7) == await pg.stating(slots, 7)
             finally:
                 await sqlite.close()
                 await pg.close()
@@ -514,3 +531,30 @@ async def test_both_backends_agree_on_random_souls(tmp_path: Path, pg_dsn: str) 
         await pool.close()
     assert found > 100
     assert hidden > 5
+    assert succeeded > 5
+
+
+def _claims(
+    rng: random.Random,
+    events: int,
+    at: float,
+    in_force: dict[tuple[str, str], int],
+    ids: Iterator[int],
+) -> Changes:
+    """A claim for some of a batch's events (``-1 - offset``), each closing the one in
+    force of its subject and slot."""
+    changes = Changes()
+    for offset in range(events):
+        if rng.random() >= 0.4:
+            continue
+        subject, slot = rng.choice(["ada", "bo"]), rng.choice(["employer", "location"])
+        value = rng.choice(["Bosch", "Siemens", "Lyon", "Paris", "Acme"])
+        claim_id = next(ids)
+        changes.claims.append(
+            NewClaim(claim_id, "fact", subject, slot, value, value, -1 - offset, "rule",
+                     "high", "active", at + offset, None, at + offset, None)
+        )  # fmt: skip
+        if (old := in_force.get((subject, slot))) is not None:
+            changes.closings.append(ClaimClosing(old, "superseded", at + offset, at + offset))
+        in_force[subject, slot] = claim_id
+    return changes
