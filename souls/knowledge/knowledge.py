@@ -42,7 +42,7 @@ from souls.knowledge.claims import (
     related_slots,
     subject_of,
 )
-from souls.knowledge.entries import CLAIM_COLUMNS, QUESTION_COLUMNS, Claim, Entries
+from souls.knowledge.entries import QUESTION_COLUMNS, Claim, Entries
 from souls.knowledge.goal_merge import follow
 from souls.knowledge.goal_talk import read_goals
 from souls.knowledge.goals import Goal, GoalChange, GoalNote, apply, relink
@@ -62,6 +62,7 @@ from souls.recall.potential import PotentialConfig
 from souls.recall.shortlist import EntryIndex, entry_candidate, shortlist
 from souls.recall.surfacing import Surfacings
 from souls.store.batch import Batch
+from souls.store.changes import ClaimClosing, NewClaim, write_claims
 from souls.store.store import NewEvent, Store
 from supervisor.pace import OFFLOAD_CHARS, Pacer, in_worker
 
@@ -165,14 +166,10 @@ class Plan:
             )
             for c in self.claims
         ]  # fmt: skip
-        batch.executemany(
-            f"INSERT INTO claims ({CLAIM_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [msgspec.structs.astuple(claim) for claim in self.written],
-        )
-        batch.executemany(
-            "UPDATE claims SET state = ?, valid_to = coalesce(?, valid_to),"
-            " recorded_to = coalesce(?, recorded_to) WHERE id = ?",
-            [(u.state, u.valid_to, u.recorded_to, u.id) for u in self.updates],
+        write_claims(
+            batch,
+            [NewClaim(*msgspec.structs.astuple(claim)) for claim in self.written],
+            [ClaimClosing(u.id, u.state, u.valid_to, u.recorded_to) for u in self.updates],
         )
         batch.executemany(
             "INSERT INTO questions (id, event_id, asker, session, text, asked, state)"

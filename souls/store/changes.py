@@ -18,7 +18,7 @@ from souls.store.batch import Batch
 
 __all__ = [
     "CLAIM_COLUMNS", "AssemblyRow", "Changes", "ClaimClosing", "NewClaim", "SummaryVersion",
-    "write_changes",
+    "write_changes", "write_claims",
 ]  # fmt: skip
 
 # The claims table's columns, in the order of NewClaim's fields.
@@ -219,12 +219,23 @@ def write_changes(
         " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         list(changes.state.items()),
     )
+    write_claims(batch, changes.claims, changes.closings, event_ids)
+
+
+def write_claims(
+    batch: Batch,
+    claims: Sequence[NewClaim],
+    closings: Sequence[ClaimClosing],
+    event_ids: Sequence[int] = (),
+) -> None:
+    """Add the statements that store ``claims`` (their negative event ids resolved
+    against ``event_ids``) and then close ``closings`` to ``batch``."""
     batch.executemany(
         f"INSERT INTO claims ({CLAIM_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        [msgspec.structs.astuple(c.sourced(event_ids)) for c in changes.claims],
+        [msgspec.structs.astuple(c.sourced(event_ids)) for c in claims],
     )
     batch.executemany(
         "UPDATE claims SET state = ?, valid_to = coalesce(?, valid_to),"
         " recorded_to = coalesce(?, recorded_to) WHERE id = ?",
-        [(c.state, c.valid_to, c.recorded_to, c.id) for c in changes.closings],
+        [(c.state, c.valid_to, c.recorded_to, c.id) for c in closings],
     )

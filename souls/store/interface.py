@@ -37,10 +37,11 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
   ``verdicts``, ``edges``, ``memories``.
 * souls/knowledge/entries.py, knowledge.py, navigate.py, persons.py — ``claims``,
   ``questions``, ``goals``, ``persons``, ``identities``, ``assemblies``, ``summaries``.
-  Their claims are written in SQLite SQL (``Plan.write`` through append's ``derived``,
-  stated entries, persons' relinking), not yet through Changes' ``claims`` and
-  ``closings``, the way the interface stores them on both backends: a Changes kept
-  across a failed append would carry claims naming the events of another batch.
+  Their claims reach the SQLite store only: ``Plan.write`` (the claims of ingest,
+  with :func:`~souls.store.changes.write_claims`, the statements of Changes' ``claims``
+  and ``closings``) through append's ``derived``, stated entries, the model's
+  extraction and persons' relinking through ``store.transaction()``; not yet through
+  Changes, the way the interface stores them on both backends.
 * souls/mind/inner.py — ``edges``, ``markers``, ``gaps``, ``summaries``, ``soul_state``,
   ``memories``, ``events``.
 * souls/recall/surfacing.py — ``surfaced``, ``memories``.
