@@ -295,16 +295,20 @@ TOOLS: tuple[Tool, ...] = (
         "set_reminder",
         "task.add",
         "Add a task with a due time to the soul's TASKS.md; when it falls due the soul "
-        "is woken and the task shows in its context. Use it for anything promised for later.",
+        "is woken and the task shows in its context. Use it for anything promised for later. "
+        "Setting the same text and time again adds nothing (existing: true).",
         {
             "text": _string("What to do."),
             "at": _string("When: ISO 8601, e.g. 2026-11-29T09:30:00Z (UTC when no zone)."),
         },
         ("text", "at"),
+        idempotent=True,
         output=_object(
             pending=_array(_object(key=_STR, due=_NUM, text=_STR)),
             errors=_array({}),
             fired=_array({}),
+            key=_STR,
+            existing=_BOOL,
         ),
     ),
     Tool(

@@ -188,6 +188,10 @@ class TasksResult(msgspec.Struct, frozen=True):
     errors: list[TaskProblem]
     # Tasks that already fired (most recent first, capped).
     fired: list[DueTask] = msgspec.field(default_factory=list)
+    # A task added (``AddTask``): its key, and whether TASKS.md already held that task
+    # (the same text and due time), so nothing was written.
+    key: str | None = None
+    existing: bool = False
 
 
 class HomeostasisResult(msgspec.Struct, frozen=True):

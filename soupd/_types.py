@@ -318,6 +318,10 @@ class Tasks(_Result, frozen=True):
     pending: list[Task]
     errors: list[TaskProblem] = []
     fired: list[Task] = []
+    # From ``remind``: the task's key, and True when the soul already had that task (the
+    # same text and due time), so nothing new was stored.
+    key: str | None = None
+    existing: bool = False
 
 
 class Soul(_Result, frozen=True):

@@ -174,8 +174,8 @@ class _Tools:
 
     async def remind(self, text: str, at: str) -> str:
         due = event_time(at, 0.0)
-        await self._ask(AddTask(text, due))
-        return f"reminder set for {at}"
+        added = await self._ask(AddTask(text, due))
+        return f"reminder already set for {at}" if added.existing else f"reminder set for {at}"
 
     async def note(self, text: str) -> str:
         result = await self._ask(

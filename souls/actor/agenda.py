@@ -11,9 +11,14 @@ wake-ups. :meth:`Agenda.sync` reconciles the two in one transaction
 * a task that fired stays fired: re-reading the file never fires it again;
 * a task whose text holds a secret is never recorded: it is reported as a problem of its
   line, without its text (the hygiene gate's credential rule).
+
+:meth:`Agenda.add` (a reminder) appends a line only when the file does not hold that task
+yet, so setting the same reminder twice stores it once.
 """
 
 from __future__ import annotations
+
+import msgspec
 
 from souls.actor.brain import Brain
 from souls.intake.field_screen import WITHHELD
@@ -59,10 +64,19 @@ class Agenda:
         return await self._store.due_task(key)
 
     async def add(self, text: str, due: float) -> TasksResult:
-        """Append a task line to TASKS.md (keeping the user's formatting), then sync."""
+        """Append a task line to TASKS.md (keeping the user's formatting), then sync.
+
+        Idempotent: when the file already holds the task (the same key: text and due time,
+        pending or checked) nothing is written, and the result says ``existing``; a second
+        line would only be reported as a duplicate of the first."""
         line = task_line(text, due)
-        await self._brain.write_tasks(append_task(await self._brain.tasks(), line))
-        return await self.sync()
+        [task] = parse_tasks(line).tasks
+        document = await self._brain.tasks()
+        existing = any(t.key == task.key for t in parse_tasks(document).tasks)
+        if not existing:
+            await self._brain.write_tasks(append_task(document, line))
+        result = await self.sync()
+        return msgspec.structs.replace(result, key=task.key, existing=existing)
 
     async def _fired(self) -> list[DueTask]:
         return await self._store.fired_due(_FIRED_SHOWN)

@@ -1,6 +1,7 @@
 """The CLI for a soul's tasks with due times, the lines of its ``TASKS.md``: ``soupd
-remind`` adds one, ``soupd tasks`` lists the pending ones, the last fired and the
-lines the soul cannot read (exit 3 while there are any).
+remind`` adds one (once: the same text and due time again adds nothing and says so),
+``soupd tasks`` lists the pending ones, the last fired and the lines the soul cannot read
+(exit 3 while there are any).
 
 Registered into the main parser by :func:`register`; each command is one socket call
 whose reply is printed for people (or as JSON with ``--json``).
@@ -20,7 +21,7 @@ __all__ = ["register"]
 def register(command: Command, call: Call, show: Show) -> None:
     def remind(args: argparse.Namespace) -> int:
         params = {"soul": args.soul, "text": args.text, "at": args.at}
-        return show(args, call(args, "task.add", params), _tasks_text)
+        return show(args, call(args, "task.add", params), _added_text)
 
     def tasks(args: argparse.Namespace) -> int:
         result = call(args, "tasks", {"soul": args.soul})
@@ -33,6 +34,15 @@ def register(command: Command, call: Call, show: Show) -> None:
     p.add_argument("--at", required=True, help="when: ISO 8601 (UTC if no zone)")
     p = command("tasks", tasks, "a soul's pending tasks, and lines of TASKS.md it can't read")
     p.add_argument("soul")
+
+
+def _added_text(r: dict[str, Any]) -> str:
+    """``soupd remind``: whether the task was added or already there, then the list."""
+    if r.get("existing"):
+        head = f"already set, nothing added (key {r['key']})"
+    else:
+        head = f"added (key {r['key']})"
+    return f"{head}\n{_tasks_text(r)}"
 
 
 def _tasks_text(r: dict[str, Any]) -> str:

@@ -123,7 +123,12 @@ def test_claims_goals_persons_reminders(client: Any) -> None:
     tasks = client.remind("alpha", "call the dentist", due)
     assert isinstance(tasks, soupd.Tasks)
     assert [(t.text, t.due) for t in tasks.pending] == [("call the dentist", due)]
+    assert (tasks.existing, tasks.key) == (False, tasks.pending[0].key)
     assert client.tasks("alpha").pending == tasks.pending
+    again = client.remind("alpha", "call the dentist", due)  # the same reminder: kept once
+    assert (again.existing, again.key) == (True, tasks.key)
+    assert again.pending == tasks.pending
+    assert again.errors == []
 
 
 def test_souls_are_listed(client: Any) -> None:

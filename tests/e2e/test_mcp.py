@@ -132,6 +132,13 @@ async def test_tools_on_one_soul(soupd_home: Home, start_soupd: StartSoupd) -> N
 
         tasks = ok(await call(client, "set_reminder", text="renew the cert", at="2031-01-01"))
         assert [task["text"] for task in tasks["pending"]] == ["renew the cert"]
+        assert tasks["existing"] is False
+        # The same reminder again stores nothing new and says so.
+        again = ok(await call(client, "set_reminder", text="renew the cert", at="2031-01-01"))
+        assert (again["existing"], again["key"]) == (True, tasks["key"])
+        assert (again["pending"], again["errors"]) == (tasks["pending"], [])
+        lines = (soupd_home.soul_dir("ada") / "TASKS.md").read_text(encoding="utf-8")
+        assert lines.count("renew the cert") == 1
         confidence = ok(await call(client, "check_confidence", topic="staging database"))
         assert confidence["state"] in {"confident", "uncertain", "low_confidence"}
         assert "claims" in ok(await call(client, "list_claims"))

@@ -143,6 +143,34 @@ def test_remind_appends_without_disturbing_the_file(
     assert "invalid_params" in bad.stderr
 
 
+def test_the_same_reminder_twice_is_stored_once(soupd_home: Home, start_soupd: StartSoupd) -> None:
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    first = soupd_home.cli(
+        "--json", "remind", "ada", "call the dentist", "--at", "2030-01-01T09:00Z"
+    )
+    assert first.returncode == 0, first.stderr
+    added = json.loads(first.stdout)
+    assert added["existing"] is False
+    # Again, spelled another way (the same instant, whitespace collapsed): nothing new.
+    again = soupd_home.cli("remind", "ada", "call  the dentist", "--at", "2030-01-01 10:00+01:00")
+    assert again.returncode == 0, again.stderr
+    assert f"already set, nothing added (key {added['key']})" in again.stdout
+    repeated = json.loads(
+        soupd_home.cli(
+            "--json", "remind", "ada", "call the dentist", "--at", "2030-01-01T09:00Z"
+        ).stdout
+    )
+    assert (repeated["existing"], repeated["key"]) == (True, added["key"])
+    text = (soupd_home.soul_dir("ada") / "TASKS.md").read_text(encoding="utf-8")
+    assert text.count("call the dentist") == 1
+    listed = soupd_home.cli("tasks", "ada")
+    assert listed.returncode == 0, listed.stdout  # no line of its own flagged
+    assert "duplicate" not in listed.stdout
+    assert "2030-01-01 09:00 UTC  call the dentist  (line 1)" in listed.stdout
+    assert not [e for e in daemon.log() if e.get("event") == "tasks.unreadable_line"]
+
+
 def test_sighup_reloads_souls_and_rejects_a_bad_edit(
     soupd_home: Home, start_soupd: StartSoupd
 ) -> None:
