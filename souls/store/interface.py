@@ -9,8 +9,9 @@ by id, search (exact FTS5 BM25 on both: :mod:`souls.store.postgres.search`), hid
 decay, forget, the ``due`` rows of the @due wake-ups, the claims recall reads
 (``successors``, ``stating``, ``superseded`` hits), the statistics recall ranks with,
 and the migrations applied.
-Both stores satisfy it (checked by mypy below, and by tests/souls/store/test_interface.py
-and test_store.py, which run every test of the interface against both backends).
+Both stores satisfy it (checked by mypy below, and by tests/souls/store/test_interface.py,
+test_store.py, test_fading.py, test_due.py and test_claim_rows.py, which run every test
+of the interface against both backends).
 Opening is each backend's own (``Store.open(path)``, ``PgStore.open(pool, soul)``):
 that is where they differ.
 Recall (souls/recall/recall.py, cues.py) reads through the interface alone
