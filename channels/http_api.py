@@ -45,7 +45,7 @@ from channels import openapi as spec
 from channels.asgi import BodyTimeout, BodyTooLarge, log_request, read_body, serve
 from channels.base import Backoff, Channel
 from channels.connection import SubscribeParams
-from channels.http_errors import Unauthorized, error_response, status_of
+from channels.http_errors import Refused, Unauthorized, error_response, status_of
 from channels.http_stream import EventStreams
 from channels.http_token import load_or_create_token, token_matches
 from channels.methods import Methods
@@ -284,7 +284,7 @@ class HttpApi:
 
     async def _webhook(self, request: Request) -> Response:
         """A delivery for a webhook channel, answered by the channel itself (its signature
-        rule, its statuses and its ``{"error": message}`` bodies); no bearer token."""
+        rule, its statuses and its error bodies); no bearer token."""
         self.requests += 1
         name = request.path_params["channel"]
         try:
@@ -292,19 +292,22 @@ class HttpApi:
         except KeyError:
             channel = None
         if not isinstance(channel, WebhookChannel):
-            log_request(_log, request.scope, spec.WEBHOOK, 404, time.perf_counter())
             message = f"no webhook channel {name!r}; see [[channels]] in soupd.toml"
-            return JSONResponse({"error": message}, status_code=404)
+            return self._webhook_refused(request, Refused("unknown_channel", message))
         if not channel.signed:
             # Unsigned deliveries come from anyone who reaches the port, a web page in a
             # local browser too: they stay on the channel's own port, not the API's.
-            log_request(_log, request.scope, spec.WEBHOOK, 403, time.perf_counter())
             message = (
                 f"webhook channel {name!r} takes unsigned deliveries, which are served on its "
                 f"own port only ({channel.address}); give it a secret to route it here"
             )
-            return JSONResponse({"error": message}, status_code=403)
+            return self._webhook_refused(request, Refused("unsigned_webhook", message))
         return await channel.handle(request, spec.WEBHOOK)
+
+    def _webhook_refused(self, request: Request, error: Refused) -> Response:
+        response = error_response(error)
+        log_request(_log, request.scope, spec.WEBHOOK, response.status_code, time.perf_counter())
+        return response
 
     async def _body(self, request: Request) -> bytes:
         try:
@@ -347,7 +350,8 @@ class HttpApi:
                 raise
             except ClientDisconnect:
                 # Gone before its body was in: nobody to answer, nothing was done.
-                response = JSONResponse({"error": "client disconnected"}, status_code=400)
+                gone = Refused("client_disconnected", "the client disconnected before its body")
+                response = error_response(gone)
             except Exception:  # noqa: BLE001 - one request's bug must not end the server
                 _log.exception("http.request_failed", route=route)
                 response = error_response(

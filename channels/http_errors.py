@@ -11,17 +11,22 @@ from starlette.responses import Response
 
 from supervisor.errors import SoupdError
 
-__all__ = ["Unauthorized", "error_response", "status_of"]
+__all__ = ["Refused", "Unauthorized", "error_response", "status_of"]
 
 _STATUS = {
     "invalid_params": 400,
     "bad_frame": 400,
     "config.invalid": 400,
+    "client_disconnected": 400,
     "unauthorized": 401,
+    "bad_signature": 401,
     "peer_refused": 403,
+    "unsigned_webhook": 403,
     "unknown_soul": 404,
     "unknown_method": 404,
     "not_found": 404,
+    "method_not_allowed": 405,
+    "frame_timeout": 408,
     "already_exists": 409,
     "frame_too_large": 413,
     "busy": 429,
@@ -30,6 +35,8 @@ _STATUS = {
     "store_unusable": 503,
     "unsafe_file": 503,
     "too_many_connections": 503,
+    "channel.not_ready": 503,
+    "channel.unacknowledged": 503,
     "timeout": 504,
     "disk_full": 507,
 }
@@ -54,16 +61,25 @@ class Unauthorized(SoupdError):
     code = "unauthorized"
 
 
-def error_response(error: SoupdError, *, close: bool = False) -> Response:
-    """The response for ``error``: its status, Retry-After when it is worth a retry;
-    ``close``: the connection is closed after it (a load shed)."""
+class Refused(SoupdError):
+    """A request refused over HTTP alone (no socket error says it): ``code`` is one of
+    :func:`status_of`'s, such as ``bad_signature`` or ``unknown_channel``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def error_response(error: SoupdError, *, close: bool = False, retry_after: int = 1) -> Response:
+    """The response for ``error``: its status, Retry-After (``retry_after`` seconds) when
+    it is worth a retry; ``close``: the connection is closed after it (a load shed)."""
     status = status_of(error.code)
     headers = {}
     if status in (429, 503):
-        headers["retry-after"] = "1"
+        headers["retry-after"] = str(retry_after)
     if close:
         headers["connection"] = "close"
-    if status == 401:
+    if error.code == "unauthorized":
         headers["www-authenticate"] = 'Bearer realm="soupd"'
     body = msgspec.json.encode({"error": {"code": error.code, "message": error.message}})
     return Response(body, status_code=status, media_type="application/json", headers=headers)

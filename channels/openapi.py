@@ -187,7 +187,7 @@ _WEBHOOK = {
         "body>) unless the channel allows unsigned requests; no bearer token. A GitHub "
         "delivery (X-GitHub-Event) or one event object. 200 accepted (what each soul made "
         "of it), 202 no event, 400, 401 bad signature, 413 over max_body, 503 not "
-        "acknowledged (send it again). Errors here are {error: message}."
+        "acknowledged (send it again). Errors are {error: {code, message}}, as on every route."
     ),
     "operationId": "webhook",
     "security": [],

@@ -16,7 +16,8 @@ Responses: 200 once every soul acknowledged the event, with what each made of it
 (``{"souls": {"ada": "stored"}}``: stored, duplicate, dropped, hygiene.<rule>); 202 for
 a delivery that is no event; 400 malformed; 401 bad signature; 405 not a POST; 408 a
 body that took over 30 s; 413 body over ``max_body``; 503 when a soul did not
-acknowledge (send it again).
+acknowledge (send it again). An error's body is the HTTP API's,
+``{"error": {"code": ..., "message": ...}}`` (:mod:`channels.http_errors`).
 """
 
 from __future__ import annotations
@@ -35,15 +36,19 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from channels.asgi import BodyTimeout, BodyTooLarge, log_request, read_body, serve
-from channels.base import Channel, NotAcknowledged
+from channels.base import Channel
 from channels.config import WebhookConfig, read_secret
 from channels.github import github_event
+from channels.http_errors import Refused, error_response
 from souls.events import EventIn
+from supervisor.errors import FrameTooLarge, InvalidParams, MalformedFrame, SoupdError
 
 __all__ = ["WebhookChannel"]
 
 # A request's head, and then its body, must each arrive within this many seconds.
 _REQUEST_SECONDS = 30.0
+# A 503's Retry-After: a soul that did not acknowledge is restarting or busy.
+_RETRY_SECONDS = 30
 
 
 _ANY = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -60,15 +65,6 @@ class _Body(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     session: str | None = None
     # Text transcribed from speech: stored as kind "voice".
     transcribed: bool = False
-
-
-class _Reply(Exception):
-    """Ends a request early with ``status`` and a JSON ``{"error": message}``."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class WebhookChannel(Channel):
@@ -115,15 +111,18 @@ class WebhookChannel(Channel):
         """Answer one delivery: on the channel's own port, or routed to it by the HTTP API
         (``POST /v1/webhooks/<name>``), with the same signature rule and statuses."""
         started = time.perf_counter()
+        response: Response
         try:
             status, answer = await self._handle(request)
-        except _Reply as reply:
-            status, answer = reply.status, {"error": reply.message}
+            response = JSONResponse(answer, status_code=status)
+        except SoupdError as error:
+            response = error_response(error, retry_after=_RETRY_SECONDS)
         except ClientDisconnect:
-            status, answer = 400, {"error": "client disconnected"}  # nobody reads it
-        headers = {"retry-after": "30"} if status == 503 else None
-        log_request(self.log, request.scope, route, status, started)
-        return JSONResponse(answer, status_code=status, headers=headers)
+            # Nobody reads it.
+            gone = Refused("client_disconnected", "the client disconnected before its body")
+            response = error_response(gone)
+        log_request(self.log, request.scope, route, response.status_code, started)
+        return response
 
     @property
     def signed(self) -> bool:
@@ -135,9 +134,10 @@ class WebhookChannel(Channel):
         try:
             return await read_body(request, limit, _REQUEST_SECONDS)
         except BodyTooLarge:
-            raise _Reply(413, f"body over {limit} bytes; send smaller events") from None
+            raise FrameTooLarge(f"body over {limit} bytes; send smaller events") from None
         except BodyTimeout:
-            raise _Reply(408, f"the body did not arrive within {_REQUEST_SECONDS:g} s") from None
+            message = f"the body did not arrive within {_REQUEST_SECONDS:g} s; send it at once"
+            raise Refused("frame_timeout", message) from None
 
     def _verify(self, headers: Mapping[str, str], body: bytes) -> None:
         if self._secret is None:
@@ -147,21 +147,24 @@ class WebhookChannel(Channel):
         if not hmac.compare_digest(expected.encode(), given.encode()):
             self.unauthorized += 1
             self.log.warning("webhook.bad_signature", signed=bool(given))
-            raise _Reply(401, "missing or wrong X-Hub-Signature-256; sign with the secret")
+            message = "missing or wrong X-Hub-Signature-256; sign with the secret"
+            raise Refused("bad_signature", message)
 
     async def _handle(self, request: Request) -> tuple[int, dict[str, Any]]:
         if request.method != "POST":
-            raise _Reply(405, "POST a JSON event")
+            message = f"{request.method} is not served; POST a JSON event"
+            raise Refused("method_not_allowed", message)
         if self.signed and self._secret is None:
             # The secret is not read yet (or could not be): nothing is accepted.
-            raise _Reply(503, f"the webhook is not ready ({self.state}); send it again")
+            message = f"the webhook is not ready ({self.state}); send it again"
+            raise Refused("channel.not_ready", message)
         body = await self._body(request)
         headers = request.headers
         self._verify(headers, body)
         try:
             payload = json.loads(body)
         except ValueError:
-            raise _Reply(400, "the body is not JSON") from None
+            raise MalformedFrame("the body is not JSON; send a JSON event") from None
         github = headers.get("x-github-event")
         if github == "ping":
             return 200, {"pong": True}
@@ -170,23 +173,21 @@ class WebhookChannel(Channel):
             try:
                 event = github_event(self.name, github, delivery, payload)
             except (KeyError, TypeError) as exc:
-                raise _Reply(400, f"a {github} payload without {exc}") from None
+                raise InvalidParams(f"a {github} payload without {exc}") from None
             if event is None:
                 self.stats.skipped += 1
                 return 202, {"status": "ignored", "event": github}
         else:
             event = self._event(payload, body)
-        try:
-            souls = await self.deliver(event)
-        except NotAcknowledged as exc:
-            raise _Reply(503, exc.message) from None
+        # NotAcknowledged (channel.unacknowledged) is a 503: send it again.
+        souls = await self.deliver(event)
         return 200, {"status": "accepted", "ref": event.ref, "souls": souls}
 
     def _event(self, payload: Any, body: bytes) -> EventIn:
         try:
             given = msgspec.convert(payload, _Body)
         except msgspec.ValidationError as exc:
-            raise _Reply(400, f"not an event object: {exc}") from None
+            raise InvalidParams(f"not an event object: {exc}") from None
         ref = given.ref or f"webhook:{hashlib.sha256(body).hexdigest()[:32]}"
         return EventIn(
             text=given.text,

@@ -99,7 +99,7 @@ async def test_bad_or_missing_signature_is_401_and_nothing_is_stored(
         missing = await post(channel, body)
         tampered = await post(channel, body + b" ", {"X-Hub-Signature-256": sign(body)})
         assert [r.status_code for r in (wrong, missing, tampered)] == [401, 401, 401]
-        assert "X-Hub-Signature-256" in wrong.json()["error"]
+        assert "X-Hub-Signature-256" in wrong.json()["error"]["message"]
         assert await events(registry, "ada") == 0
         assert channel.stats.received == 0
         assert channel.status()["unauthorized"] == 3
@@ -195,6 +195,7 @@ async def test_unacknowledged_event_is_503(tmp_path: Path) -> None:
         body = json.dumps({"text": "hello", "ref": "h-1"}).encode()
         response = await post(channel, body)
         assert response.status_code == 503
+        assert response.json()["error"]["code"] == "channel.unacknowledged"
         assert response.headers["retry-after"] == "30"
         assert channel.stats.unacknowledged == 1
         registry.lookup_any("ada").state = "running"

@@ -88,7 +88,8 @@ def test_signed_webhooks_are_stored_and_forged_ones_refused(
     forged = json.dumps({"text": "wire the money", "ref": "evil"}).encode()
     status, answer = post(address, forged, sign(forged, "a guess"))
     assert status == 401
-    assert "X-Hub-Signature-256" in answer["error"]
+    assert answer["error"]["code"] == "bad_signature"
+    assert "X-Hub-Signature-256" in answer["error"]["message"]
     assert post(address, forged, None)[0] == 401
 
     assert daemon.recall("ada", "migration")[0]["refs"] == ["ci-9"]

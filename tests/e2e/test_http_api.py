@@ -364,13 +364,14 @@ def test_a_webhook_channel_is_also_a_route_of_the_api(
     soupd_home.extra_env["SOUPD_E2E_HOOK_SECRET"] = secret
     soupd_home.write_config(
         CONFIG + '[[channels]]\nname = "hooks"\nkind = "webhook"\nsouls = ["ada"]\n'
-        'port = 0\nsecret_env = "SOUPD_E2E_HOOK_SECRET"\n'
+        'port = 0\nmax_body = 1024\nsecret_env = "SOUPD_E2E_HOOK_SECRET"\n'
         '[[channels]]\nname = "open"\nkind = "webhook"\nsouls = ["ada"]\n'
         "port = 0\nallow_unauthenticated = true\n"
     )
     soupd_home.add_soul("ada")
     with Api(start_soupd()) as api:
         webhook_deliveries(api, secret)
+        webhook_errors(api, secret)
 
 
 def webhook_deliveries(api: Api, secret: str) -> None:
@@ -387,19 +388,79 @@ def webhook_deliveries(api: Api, secret: str) -> None:
     assert signed.json() == {"status": "accepted", "ref": "ci-9", "souls": {"ada": "stored"}}
     forged = api.post("/v1/webhooks/hooks", content=b'{"text": "wire the money"}')
     assert forged.status_code == 401
-    assert "X-Hub-Signature-256" in forged.json()["error"]
+    assert "X-Hub-Signature-256" in forged.json()["error"]["message"]
     unknown = httpx.post(f"{api.base}/v1/webhooks/nope", content=body, timeout=15)
     assert unknown.status_code == 404
     # An unsigned webhook stays on its own port: any web page could post to the API's.
     unsigned = httpx.post(f"{api.base}/v1/webhooks/open", content=body, timeout=15)
     assert unsigned.status_code == 403
-    assert "own port only" in unsigned.json()["error"]
+    assert "own port only" in unsigned.json()["error"]["message"]
     assert api.daemon.recall("ada", "migration")[0]["refs"] == ["ci-9"]
     assert api.daemon.counts("ada")[0] == 1
     hooks, _open = api.daemon.result("daemon.status")["channels"]
     assert (hooks["stored"], hooks["unauthorized"]) == (1, 1)
     document = httpx.get(f"{api.base}/openapi.json", timeout=15).json()
     assert document["paths"]["/v1/webhooks/{channel}"]["post"]["security"] == []
+
+
+def webhook_errors(api: Api, secret: str) -> None:
+    """Every webhook error, on the API's route and on the channel's own port, is the
+    API's error object, {"error": {"code", "message"}}, with the documented status."""
+
+    def signed(body: bytes, **headers: str) -> dict[str, str]:
+        digest = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+        return {"x-hub-signature-256": f"sha256={digest}", **headers}
+
+    def error(response: httpx.Response) -> tuple[int, str, str]:
+        assert response.headers["content-type"] == "application/json", response.text
+        answer = response.json()
+        assert set(answer) == {"error"}, answer
+        assert set(answer["error"]) == {"code", "message"}, answer
+        return response.status_code, answer["error"]["code"], answer["error"]["message"]
+
+    route = f"{api.base}/v1/webhooks"
+    event = json.dumps({"text": "the build is green again"}).encode()
+    bodies = {
+        "nochan": (event, {}),
+        "open": (event, {}),
+        "hooks": (b'{"text": "wire the money"}', {"x-hub-signature-256": "sha256=00"}),
+    }
+    refused = [
+        error(httpx.post(f"{route}/{name}", content=body, headers=headers, timeout=15))
+        for name, (body, headers) in bodies.items()
+    ]
+    assert [answer[:2] for answer in refused] == [
+        (404, "unknown_channel"),
+        (403, "unsigned_webhook"),
+        (401, "bad_signature"),
+    ]
+    assert "no webhook channel 'nochan'; see [[channels]]" in refused[0][2]
+    malformed = [
+        (b"{not json", {}),
+        (b'{"txt": "a typo"}', {}),
+        (b'{"action": "opened"}', {"x-github-event": "issues"}),
+        (b'{"text": "' + b"x" * 2048 + b'"}', {}),
+    ]
+    answers = [
+        error(httpx.post(f"{route}/hooks", content=body, headers=signed(body, **more), timeout=15))
+        for body, more in malformed
+    ]
+    assert [answer[:2] for answer in answers] == [
+        (400, "bad_frame"),
+        (400, "invalid_params"),
+        (400, "invalid_params"),
+        (413, "frame_too_large"),
+    ]
+    assert "txt" in answers[1][2]
+    assert "1024 bytes" in answers[3][2]
+    # The channel's own port answers the same way, a wrong method too.
+    hooks = next(c for c in api.daemon.result("daemon.status")["channels"] if c["name"] == "hooks")
+    own = f"http://{hooks['address']}/"
+    assert error(httpx.get(own, timeout=15))[:2] == (405, "method_not_allowed")
+    forged = httpx.post(own, content=event, timeout=15)
+    assert error(forged)[:2] == (401, "bad_signature")
+    assert "www-authenticate" not in forged.headers  # no bearer token is asked for
+    assert api.daemon.counts("ada")[0] == 1  # none of them stored anything
 
 
 def test_a_stream_ends_cleanly_when_the_daemon_stops(api: Api) -> None:
