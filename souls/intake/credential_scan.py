@@ -42,10 +42,22 @@ _INVISIBLE = dict.fromkeys(
 )
 
 
+# Texts up to this many bytes are first searched for any rule at once (:attr:`_Compiled.
+# any`): about 4 us for a chat line, where the prefilter and the rules that need no
+# literal cost about 35 us. Past it the one search can cost more than the rules it spares
+# (an automaton of all the rules, thrashing on a text built for it: 2.7 ms for
+# ``"sk-" * 2666``), so longer texts go to the rules directly.
+ANY_FIRST_BYTES = 1024
+
+
 class _Compiled:
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.prefilter = Prefilter([rule.pattern for rule in rules])
         self.rules = [(rule, LinearPattern(rule.pattern)) for rule in rules]
+        # Whether any rule's pattern matches anywhere: each rule in a group of its own,
+        # so its flags stay its own. A search RE2 falls back to a slower engine for is
+        # still exact (never the DFA's "out of memory" that a re2.Set would take for no).
+        self.any = LinearPattern("|".join(f"(?:{rule.pattern})" for rule in rules), capture=False)
 
 
 @functools.cache
@@ -76,6 +88,8 @@ def find_credential(text: str) -> str | None:
     """What kind of secret ``text`` holds ("a GitHub token"), or None."""
     compiled = _compiled()
     data = _view(text).encode("utf-8", "surrogatepass")
+    if len(data) <= ANY_FIRST_BYTES and not compiled.any.search(data):
+        return None  # no rule's pattern matches: nothing for the checks to judge
     judged: set[tuple[int, bytes]] = set()  # a match met again needs no new judgement
     offered = 0
     for index in compiled.prefilter.candidates(data):

@@ -14,6 +14,7 @@ import time
 import pytest
 from credential_corpus import ORDINARY, SECRETS
 
+from souls.intake import credential_scan
 from souls.intake.credential_scan import MOST_MATCHES, TOO_MANY
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
 from supervisor.errors import RejectedInput
@@ -119,3 +120,19 @@ def test_a_text_built_to_be_judged_is_refused_as_too_many_places() -> None:
 def test_a_long_code_paste_with_many_names_is_still_stored() -> None:
     lines = [f"    token_{i} = tokens[{i}]  # the {i}th token of the line" for i in range(60)]
     GATE.check("def split(line):\n" + "\n".join(lines))
+
+
+@pytest.mark.parametrize("corpus", ["secrets", "ordinary"])
+def test_the_search_for_any_rule_first_changes_no_verdict(
+    corpus: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Short texts are first searched for all the rules at once; a verdict must be the
+    # one the rules give each text on their own, secrets and ordinary text alike, each
+    # text also cut short and padded past the bound.
+    texts = list(SECRETS.values()) if corpus == "secrets" else list(ORDINARY)
+    texts += [text[: len(text) // 2] for text in texts]
+    texts += [f"note: {text} (pasted from the chat)" for text in texts]
+    first = [credential_scan.find_credential(text) for text in texts]
+    monkeypatch.setattr(credential_scan, "ANY_FIRST_BYTES", -1)
+    alone = [credential_scan.find_credential(text) for text in texts]
+    assert first == alone
