@@ -430,9 +430,9 @@ def _watch(args: argparse.Namespace) -> int:
                 if args.json:
                     line = msgspec.json.encode(iso_times(output)).decode()
                 else:
-                    payload = " ".join(
-                        f"{k}={human_value(v)}" for k, v in output["payload"].items()
-                    )
+                    # Times in the payload (a wake-up's due) as ISO 8601, as in --json.
+                    fields = iso_times(output["payload"]).items()
+                    payload = " ".join(f"{k}={human_value(v)}" for k, v in fields)
                     when = iso(output["ts"])[11:19] if "ts" in output else ""
                     line = f"{when} {output['soul'] or '-'} {output['kind']}: {payload}"
                 print(line, flush=True)

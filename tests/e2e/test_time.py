@@ -62,6 +62,36 @@ def test_a_due_task_wakes_the_soul_and_reaches_subscribers(
     assert [t["text"] for t in listed["fired"]] == ["call the dentist"]
 
 
+def test_watch_shows_a_wakeups_due_time_as_iso_8601(
+    soupd_home: Home, start_soupd: StartSoupd
+) -> None:
+    soupd_home.write_config(FAST)
+    soupd_home.add_soul("ada")
+    daemon = start_soupd()
+    watcher = subprocess.Popen(
+        [str(SOUPD), "watch", "ada", "--kind", "wakeup"],
+        env=soupd_home.env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: daemon.result("daemon.status")["subscribers"] == 1, "the watcher")
+        due = at(2)
+        added = soupd_home.cli("remind", "ada", "ping me soon", "--at", due)
+        assert added.returncode == 0, added.stderr
+        wait_for(lambda: wakeups(daemon, "ada"), "the wake-up event", timeout=15)
+    finally:
+        watcher.terminate()
+        out, _ = watcher.communicate(timeout=10)
+    [line] = out.splitlines()
+    assert " ada wakeup: " in line, line
+    assert "text=ping me soon" in line
+    # Readable, with its zone, as --json gives it; never the raw Unix seconds.
+    assert f"due={due.removesuffix('Z')}+00:00" in line, line
+    stamp = dt.datetime.fromisoformat(due).timestamp()
+    assert str(stamp) not in line
+
+
 def test_a_task_due_while_the_daemon_was_down_fires_at_start_once(
     soupd_home: Home, start_soupd: StartSoupd
 ) -> None:
