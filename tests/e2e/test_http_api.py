@@ -329,18 +329,24 @@ def test_a_taken_port_is_logged_and_the_daemon_runs_on(
 
 def test_the_readme_curl_example_works(soupd_home: Home, start_soupd: StartSoupd) -> None:
     """The README's HTTP example, run by a shell as written (only the port is the test
-    daemon's, and the endless subscribe is left out)."""
+    daemon's, and the endless subscribe runs for a few seconds, in the background)."""
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("\n## HTTP API\n", 1)[1].split("\n## ", 1)[0]
-    script = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    script = section.split("```sh\n", 1)[1].split("```", 1)[0].replace("\\\n", " ")
     assert "http.token" in section
     soupd_home.write_config("[http]\nport = 0\n")
     daemon = start_soupd()
     address = daemon.result("daemon.status")["http"]["address"]
     lines = [line for line in script.splitlines() if "/subscribe" not in line]
-    commands = "\n".join(lines).replace("127.0.0.1:7411", address)
+    [subscribe] = [line for line in script.splitlines() if "/subscribe" in line]
+    # The token is read first; the stream is open while the other requests are made.
+    stream = soupd_home.root / "stream.sse"
+    streaming = f"{subscribe.replace('curl ', 'curl --max-time 4 ', 1)} > {stream} &"
+    wait = "wait || true"  # curl ends the stream at --max-time: exit 28
+    commands = "\n".join([lines[0], streaming, "sleep 1", *lines[1:], wait])
+    commands = commands.replace("127.0.0.1:7411", address)
     done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", commands.replace("\\\n", " ") + "\n"],
+        ["bash", "-euo", "pipefail", "-c", commands + "\n"],
         env=soupd_home.env,
         capture_output=True,
         text=True,
@@ -355,6 +361,10 @@ def test_the_readme_curl_example_works(soupd_home: Home, start_soupd: StartSoupd
     promised = next(line for line in lines if line.startswith("# {"))
     assert json.dumps(pushed, separators=(",", ":")).startswith(promised[2:].rstrip(".}"))
     assert recalled["items"][0]["refs"] == ["ci-4711"]
+    # The example names its kinds: the stream opened, and no log line came down it.
+    sse = stream.read_text(encoding="utf-8")
+    assert "event: subscribed" in sse, sse
+    assert '"kind":"log"' not in sse, sse
 
 
 def test_a_webhook_channel_is_also_a_route_of_the_api(
