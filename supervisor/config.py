@@ -28,6 +28,7 @@ import msgspec
 from channels.config import ChannelConfig, channel_problem, raw_problem
 from souls.config import RestartConfig, ScheduleOverrides, SoulConfig
 from supervisor.config_file import expand, parse_toml, resolve
+from supervisor.config_problems import explain, problems
 from supervisor.errors import ConfigError
 from supervisor.paths import Locations, soul_name_problem
 
@@ -38,7 +39,6 @@ __all__ = [
     "Settings",
     "StoreBackendConfig",
     "check_file",
-    "explain",
     "load_settings",
     "read_souls",
     "read_toml",
@@ -369,22 +369,16 @@ def _store_secret(data: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def convert(path: Path, data: Mapping[str, Any], kind: type[T]) -> T:
+    """``data`` as a ``kind``, or the first of its problems as ``soupd config check``
+    words them (an unknown key with the closest known one)."""
     try:
         return msgspec.convert(data, kind, strict=True)
     except msgspec.ValidationError as exc:
+        found = problems(path, data, kind)
+        if found:
+            raise found[0] from None
         key, problem = explain(str(exc))
         raise ConfigError(str(path), key, problem) from None
-
-
-def explain(message: str) -> tuple[str, str]:
-    """Turn msgspec's "… - at `$.a.b`" into (``a.b``, what was expected)."""
-    head, _, where = message.partition(" - at `$")
-    key = where.rstrip("`").lstrip(".")
-    if head.startswith("Object contains unknown field `"):
-        field = head.split("`")[1]
-        key = f"{key}.{field}" if key else field
-        return key, "unknown key; check its spelling against config/*.example.toml"
-    return key, head[:1].lower() + head[1:]
 
 
 def load_settings(locations: Locations, *, lenient: bool = False) -> Settings:

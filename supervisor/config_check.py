@@ -15,20 +15,19 @@ that this environment does not set (the daemon's environment may differ: systemd
 
 from __future__ import annotations
 
-import difflib
 import os
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from channels.config import ChannelConfig, channel_problem, raw_problem
 from souls.config import SoulConfig
-from supervisor.config import DEFAULT_SOUL, DaemonConfig, explain, read_souls, shared_folders
+from supervisor.config import DEFAULT_SOUL, DaemonConfig, read_souls, shared_folders
 from supervisor.config_file import expand, parse_toml
+from supervisor.config_problems import fails, problems, value_problems
 from supervisor.errors import ConfigError
 from supervisor.paths import Locations, soul_name_problem
 
@@ -125,12 +124,12 @@ def _check_daemon(path: Path, report: Report) -> DaemonConfig | None:
         report.errors += problems(path, rest, DaemonConfig)
         for index, table in enumerate(tables):
             if index not in refused:
-                report.errors += _value_problems(path, f"channels[{index}]", table, ChannelConfig)
+                report.errors += value_problems(path, f"channels[{index}]", table, ChannelConfig)
     else:
         report.errors += problems(path, data, DaemonConfig)
     for index, table in enumerate(tables):
         # Warned for every channel valid alone, whatever else the file gets wrong.
-        if index not in refused and not _fails(table, ChannelConfig):
+        if index not in refused and not fails(table, ChannelConfig):
             channel = msgspec.convert(table, ChannelConfig, strict=True)
             report.warnings += _unset_secrets(path, index, channel)
     for key, value in _path_keys(data):
@@ -175,86 +174,6 @@ def _check_soul(path: Path, report: Report) -> SoulConfig | None:
             found.append(error)
     report.errors += found
     return None if found else msgspec.convert(data, SoulConfig, strict=True)
-
-
-def problems(path: Path, data: Any, kind: type[Any], prefix: str = "") -> list[ConfigError]:
-    """Every problem of ``data`` as a ``kind`` (a Struct of the configuration): each key
-    converted alone, then the table whole when its keys are valid."""
-    if not isinstance(data, Mapping):
-        return [_problem(path, prefix, kind, data)] if _fails(data, kind) else []
-    fields = kind.__struct_fields__
-    hints = typing.get_type_hints(kind)
-    tag_field = kind.__struct_config__.tag_field  # a channel's "kind", checked by its union
-    found: list[ConfigError] = []
-    for key, value in data.items():
-        where = f"{prefix}.{key}" if prefix else key
-        if key == tag_field:
-            continue
-        if key not in fields:
-            close = difflib.get_close_matches(key, fields, n=1, cutoff=0.6)
-            hint = f"did you mean {close[0]!r}?" if close else "check its spelling"
-            known = ", ".join(fields)
-            found.append(ConfigError(str(path), where, f"unknown key; {hint} (keys: {known})"))
-            continue
-        found += _value_problems(path, where, value, hints[key])
-    if not found and _fails(data, kind):
-        found.append(_problem(path, prefix, kind, data))
-    return found
-
-
-def _value_problems(path: Path, where: str, value: Any, kind: Any) -> list[ConfigError]:
-    if isinstance(kind, type) and issubclass(kind, msgspec.Struct) and isinstance(value, Mapping):
-        return problems(path, value, kind, where)
-    if (tagged := _tagged(kind, value)) is not None:
-        return problems(path, value, tagged, where)
-    if typing.get_origin(kind) is list and isinstance(value, list):
-        (item,) = typing.get_args(kind)
-        return [
-            error
-            for index, element in enumerate(value)
-            for error in _value_problems(path, f"{where}[{index}]", element, item)
-        ]
-    return [_problem(path, where, kind, value)] if _fails(value, kind) else []
-
-
-def _tagged(kind: Any, value: Any) -> type[msgspec.Struct] | None:
-    """The member of a tagged union of Structs that a table names by its tag."""
-    if not isinstance(value, Mapping):
-        return None
-    for member in typing.get_args(kind):
-        if isinstance(member, type) and issubclass(member, msgspec.Struct):
-            config = member.__struct_config__
-            if config.tag_field is not None and value.get(config.tag_field) == config.tag:
-                return member
-    return None
-
-
-def _fails(value: Any, kind: Any) -> bool:
-    try:
-        msgspec.convert(value, kind, strict=True)
-    except msgspec.ValidationError:
-        return True
-    return False
-
-
-def _problem(path: Path, where: str, kind: Any, value: Any) -> ConfigError:
-    try:
-        msgspec.convert(value, kind, strict=True)
-    except msgspec.ValidationError as exc:
-        inner, problem = explain(str(exc))
-    else:  # pragma: no cover - only called for a value that fails
-        raise AssertionError(where)
-    if (choices := _choices(kind)) and not inner:
-        problem += f"; use one of {', '.join(map(repr, choices))}"
-    key = ".".join(part for part in (where, inner) if part).replace(".[", "[")
-    return ConfigError(str(path), key, problem)
-
-
-def _choices(kind: Any) -> tuple[Any, ...]:
-    """The values of a ``Literal`` type (also inside ``X | None``); empty otherwise."""
-    if typing.get_origin(kind) is Literal:
-        return typing.get_args(kind)
-    return tuple(v for arg in typing.get_args(kind) for v in _choices(arg))
 
 
 def _unset_secrets(path: Path, index: int, channel: ChannelConfig) -> list[ConfigError]:

@@ -339,3 +339,34 @@ def test_a_refused_file_can_be_deleted_and_the_soul_made_again(
     assert daemon.push("default", "back to the default")["status"] == "stored"
     refused = daemon.call("soul.delete", {"soul": "default"})
     assert "no file to delete" in refused["error"]["message"]
+
+
+def test_an_unknown_key_is_told_as_config_check_tells_it(
+    soupd_home: Home, start_soupd: StartSoupd, tmp_path: Path
+) -> None:
+    """soul.create (socket and CLI), the daemon's load and config check all name the
+    closest known key and the table's keys."""
+    typo = soupd_home.add_soul("carol", "[recall]\nkk = 1\n")
+    daemon = start_soupd()
+    checked = soupd_home.cli("config", "check", typo)
+    assert checked.returncode != 0
+    told = checked.stderr.split(f"{typo}: ", 1)[1].strip()
+    assert told.startswith("recall.kk: unknown key; did you mean 'k'? (keys: k, "), told
+    (refused,) = [e for e in daemon.log() if e.get("event") == "soul.config_refused"]
+    assert f"recall.kk: {refused['problem']}" == told
+    reply = daemon.call("soul.create", {"soul": "ada", "config": {"recall": {"kk": 1}}})
+    assert reply["error"]["code"] == "invalid_params", reply
+    assert reply["error"]["message"].endswith(f"ada.toml: {told}"), reply
+    by_cli = soupd_home.cli("soul", "create", "bad", "--set", "recall.kk=1")
+    assert by_cli.returncode == 5, by_cli.stderr
+    assert f"bad.toml: {told}" in by_cli.stderr
+    # A table of soupd.toml in a soul file: the soul file's tables are the keys.
+    wrong_file = tmp_path / "wrong.toml"
+    wrong_file.write_text('[paths]\nstate_dir = "/tmp/x"\n')
+    by_file = soupd_home.cli("soul", "create", "bad", "--file", wrong_file)
+    assert by_file.returncode == 5, by_file.stderr
+    said = by_file.stderr.split("bad.toml: ", 1)[1].strip()
+    assert said.startswith("paths: unknown key; "), said
+    assert "(keys: " in said
+    assert "recall" in said.split("(keys: ", 1)[1]
+    assert soul_files(soupd_home) == ["carol.toml"]
