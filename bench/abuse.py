@@ -416,6 +416,9 @@ def main() -> int:
     parser.add_argument("--every", type=float, default=0.02, help="bystander period, s")
     # A p99 wants a few hundred samples: 10 s at one push every 20 ms gives ~400.
     parser.add_argument("--idle-seconds", type=float, default=10.0, help="idle phase, s")
+    parser.add_argument(
+        "--warmup-seconds", type=float, default=5.0, help="bystander running, unreported, s"
+    )
     parser.add_argument("--frame-timeout", type=float, default=3.0)
     parser.add_argument("--idle-timeout", type=float, default=5.0)
     parser.add_argument("--only", choices=ATTACKS, action="append", help="run only these")
@@ -443,9 +446,13 @@ def main() -> int:
             )
         sampler = Sampler(pid, phases)
         bystander = Bystander(daemon.socket, args.every)
-        phases.mark(IDLE)
+        # The bystander warms up before the idle figures: its soul's first turns (and
+        # what filling the archive left the daemon to do) are not what idle means.
+        phases.mark("between")
         sampler.start()
         bystander.start()
+        time.sleep(args.warmup_seconds)
+        phases.mark(IDLE)
         time.sleep(args.idle_seconds)  # the idle figures
         for name in chosen:
             phases.mark(name)
