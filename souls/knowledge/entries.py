@@ -38,7 +38,7 @@ from souls.knowledge.claims import (
 from souls.messages import ClaimAdd
 from souls.recall.assembly import terms
 from souls.recall.shortlist import Entry, EntryIndex
-from souls.store.changes import CLAIM_COLUMNS
+from souls.store.changes import CLAIM_COLUMNS, NewClaim
 from souls.store.store import Store
 from supervisor.errors import MissingItem
 
@@ -60,25 +60,9 @@ COMMITMENTS = frozenset({"commitment", "plan"})
 _IN_FORCE = ("active", "deferred")
 
 
-class Claim(msgspec.Struct, frozen=True):
-    """A stored entry as the wire shows it."""
-
-    id: int
-    type: str
-    subject: str
-    slot: str | None
-    value: str
-    quote: str
-    event_id: int | None
-    source: str
-    confidence: str
-    state: str
-    valid_from: float
-    valid_to: float | None
-    recorded_from: float
-    recorded_to: float | None
-    due: float | None = None
-    replaces: int | None = None
+class Claim(NewClaim, frozen=True):
+    """A stored entry as the wire shows it: the claims row the store writes
+    (:class:`~souls.store.changes.NewClaim`, whose fields are the table's columns)."""
 
     @property
     def text(self) -> str:

@@ -62,7 +62,7 @@ from souls.recall.potential import PotentialConfig
 from souls.recall.shortlist import EntryIndex, entry_candidate, shortlist
 from souls.recall.surfacing import Surfacings
 from souls.store.batch import Batch
-from souls.store.changes import ClaimClosing, NewClaim, write_claims
+from souls.store.changes import ClaimClosing, write_claims
 from souls.store.store import NewEvent, Store
 from supervisor.pace import OFFLOAD_CHARS, Pacer, in_worker
 
@@ -168,7 +168,7 @@ class Plan:
         ]  # fmt: skip
         write_claims(
             batch,
-            [NewClaim(*msgspec.structs.astuple(claim)) for claim in self.written],
+            self.written,
             [ClaimClosing(u.id, u.state, u.valid_to, u.recorded_to) for u in self.updates],
         )
         batch.executemany(
