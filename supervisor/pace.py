@@ -8,11 +8,16 @@ and pays nothing (a checkpoint per event would cost more than the event's own wo
 
 Some steps cannot be cut: one call that gates, tokenises or reads a long text costs a
 few milliseconds at once. Those go to a worker process (:func:`in_worker`) from
-:data:`OFFLOAD_CHARS` on, and the loop serves the other souls meanwhile.
+:data:`OFFLOAD_CHARS` on, and the loop serves the other souls meanwhile. Workers run
+at a lower CPU priority than the daemon (:data:`WORKER_NICE`): on a machine whose cores
+are all busy, the one loop that serves every soul comes first, and a flood of long texts
+to one soul waits for the CPU instead of the other souls' mail.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Callable
 from typing import TypeVar, TypeVarTuple, Unpack
@@ -20,7 +25,7 @@ from typing import TypeVar, TypeVarTuple, Unpack
 import anyio.lowlevel
 import anyio.to_process
 
-__all__ = ["OFFLOAD_CHARS", "SLICE", "Pacer", "in_worker"]
+__all__ = ["OFFLOAD_CHARS", "SLICE", "WORKER_NICE", "Pacer", "in_worker"]
 
 _T = TypeVar("_T")
 _Args = TypeVarTuple("_Args")
@@ -35,11 +40,31 @@ SLICE = 0.001
 OFFLOAD_CHARS = 4096
 
 
+# How much nicer than the daemon a worker process is (nice(2): added to the daemon's own;
+# a worker of a daemon at nice 0 runs at 10).
+WORKER_NICE = 10
+
+# Whether this process (a worker) has lowered its priority already.
+_niced = False
+
+
+def _nicely(func: Callable[[Unpack[_Args]], _T], *args: *_Args) -> _T:
+    """``func(*args)``, in a worker that lowered its own priority on its first call."""
+    global _niced
+    if not _niced:
+        _niced = True
+        # Where it is not allowed (a seccomp filter), the work is the same, only sooner.
+        with contextlib.suppress(OSError):
+            os.nice(WORKER_NICE)
+    return func(*args)
+
+
 async def in_worker(func: Callable[[Unpack[_Args]], _T], *args: *_Args) -> _T:
     """``func(*args)`` in one of anyio's worker processes (started on first use, at most
-    one per core, idle ones stopped after a few minutes). ``func`` must be a module-level
-    function and its arguments and result picklable. Cancelling kills the worker."""
-    return await anyio.to_process.run_sync(func, *args, cancellable=True)
+    one per core, idle ones stopped after a few minutes, each at :data:`WORKER_NICE`).
+    ``func`` must be a module-level function and its arguments and result picklable.
+    Cancelling kills the worker."""
+    return await anyio.to_process.run_sync(_nicely, func, *args, cancellable=True)
 
 
 class Pacer:

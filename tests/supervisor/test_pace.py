@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import anyio
 import anyio.lowlevel
 
-from supervisor.pace import Pacer
+from supervisor.pace import WORKER_NICE, Pacer, in_worker
 
 
 async def test_a_spent_slice_yields_to_the_other_tasks() -> None:
@@ -42,3 +44,16 @@ async def test_a_cancelled_turn_is_cancelled_at_its_next_yield() -> None:
         await pace()
         raise AssertionError("a yield is a cancellation point")  # pragma: no cover
     assert scope.cancelled_caught
+
+
+def _priority() -> int:
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+async def test_a_worker_runs_nicer_than_the_daemon() -> None:
+    # The loop that serves every soul comes first when the cores are busy.
+    ours = _priority()
+    expected = min(ours + WORKER_NICE, 19)
+    assert await in_worker(_priority) == expected
+    assert await in_worker(_priority) == expected  # lowered once, not again per call
+    assert _priority() == ours
