@@ -158,7 +158,7 @@ class Connection:
                     with shielded_cleanup():
                         await self._settled()
                     if self._in_flight:
-                        self._abandon()
+                        self._abandon(read=True)
                 self._outbox.close()
 
     # --- reading ---------------------------------------------------------------------
@@ -186,7 +186,7 @@ class Connection:
                 elif frames.fresh or frame_deadline == math.inf:
                     frame_deadline = anyio.current_time() + self._limits.frame_timeout
             if _hung_up(self._raw):
-                self._abandon()
+                self._abandon(read=True)
                 return
             tail = frames.finish()
             if tail is not None:
@@ -457,13 +457,18 @@ class Connection:
                     self._abandon()
                     return
 
-    def _abandon(self) -> None:
-        """The peer is gone or will not read: drop its replies, settle its queued work."""
+    def _abandon(self, *, read: bool = False) -> None:
+        """The peer is gone or will not read: drop its replies, settle its queued work.
+        ``read``: the reader is done already, nothing to cancel there."""
         if self._gone:
             return
         self._gone = True
-        self._reading.cancel()
-        self._writing.cancel()
+        # Only the scopes that hold a task are cancelled: a cancel costs anyio a repr of
+        # the current task, and a wave of hung-up connections pays it per connection.
+        if not read:
+            self._reading.cancel()
+        if self._writer:
+            self._writing.cancel()
         self._settle(self._outbox.drop())
         if self._pending:
             self._stats.abandoned += 1
