@@ -23,11 +23,11 @@ def names(daemon: Daemon) -> dict[str, str]:
     return {s["name"]: s["state"] for s in daemon.result("soul.list")["souls"]}
 
 
-def settled(daemon: Daemon, expected: dict[str, str]) -> bool:
-    """Whether the souls come to ``expected``: at start every soul opens to catch up on
-    its housekeeping and then hibernates, so "starting" is only on the way there."""
+def settle(daemon: Daemon, expected: dict[str, str]) -> None:
+    """Wait for the souls to come to ``expected`` (fails if they don't): at start every
+    soul opens to catch up on its housekeeping and then hibernates, so "starting" is
+    only on the way there."""
     wait_for(lambda: names(daemon) == expected, f"souls {expected}")
-    return True
 
 
 def soul_files(home: Home) -> list[str]:
@@ -37,7 +37,7 @@ def soul_files(home: Home) -> list[str]:
 
 def test_create_push_recall_restart_delete_purge(soupd_home: Home, start_soupd: StartSoupd) -> None:
     daemon = start_soupd()
-    assert settled(daemon, {"default": "hibernating"})
+    settle(daemon, {"default": "hibernating"})
     daemon.push("default", "the default soul keeps its memories")
     created = daemon.result(
         "soul.create",
@@ -64,7 +64,7 @@ def test_create_push_recall_restart_delete_purge(soupd_home: Home, start_soupd: 
     # A restart finds the soul in its file, with its data.
     assert daemon.stop() == 0
     daemon = start_soupd()
-    assert settled(daemon, {"ada": "running", "default": "hibernating"})
+    settle(daemon, {"ada": "running", "default": "hibernating"})
     assert len(daemon.recall("ada", "harbour crane")) == 3
     assert daemon.recall("default", "memories")
 
@@ -176,7 +176,7 @@ def test_bad_names_and_settings_are_refused_and_nothing_is_written(
     assert said in reply["error"]["message"], reply
     assert soul_files(soupd_home) == []
     assert not list(soupd_home.root.rglob("evil*"))
-    assert settled(daemon, {"default": "hibernating"})
+    settle(daemon, {"default": "hibernating"})
 
 
 def test_a_soul_that_cannot_start_leaves_no_file(
@@ -191,7 +191,7 @@ def test_a_soul_that_cannot_start_leaves_no_file(
     assert reply["error"]["code"] == "invalid_params", reply
     assert "cannot start" in reply["error"]["message"]
     assert soul_files(soupd_home) == ["bob.toml"]
-    assert settled(daemon, {"bob": "hibernating"})
+    settle(daemon, {"bob": "hibernating"})
     # Another soul's folder is refused as at load.
     shared = daemon.call("soul.create", {"soul": "ada", "config": {
         "brain_dir": str(soupd_home.soul_dir("bob"))}})  # fmt: skip
