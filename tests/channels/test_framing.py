@@ -72,3 +72,26 @@ def test_a_frame_begun_after_a_newline_is_fresh() -> None:
     splitter.feed(first[30:] + b"\n" + second[:5])
     assert splitter.fresh  # the old frame ended; this one began in this chunk
     assert splitter.held == 5
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_large_frames_in_mixed_pieces_come_out_whole_and_are_counted(seed: int) -> None:
+    # Small pieces are gathered, large ones kept as they came: both end up in order.
+    rng = random.Random(seed)
+    frames = [
+        json.dumps({"id": i, "params": {"text": conversation(seed + i, 150_000)}}).encode()
+        for i in range(3)
+    ]
+    stream = b"\n".join(frames) + b"\n"
+    splitter = FrameSplitter(1 << 20)
+    got: list[bytes | None] = []
+    start = 0
+    while start < len(stream):
+        size = rng.choice([1, 3, 4095, 4096, 65536, 70000])
+        piece = stream[start : start + size]
+        got += splitter.feed(piece)
+        start += len(piece)
+        since_newline = len(stream[:start]) - (stream.rfind(b"\n", 0, start) + 1)
+        assert splitter.held == since_newline
+    assert got == frames
+    assert splitter.held == 0
