@@ -47,6 +47,7 @@ from channels.protocol import (
     encode_output,
     encode_result,
 )
+from channels.socket_reader import SocketReader
 from souls.actor.mailbox import Reply
 from supervisor.errors import (
     ConnectionLimit,
@@ -117,6 +118,7 @@ class Connection:
     ) -> None:
         self._stream = stream
         self._raw = raw  # the stream's socket, for what the stream does not tell
+        self._reader: SocketReader | None = None  # made in serve: it needs the loop
         self._limits = limits
         self._methods = methods
         self._outputs = outputs
@@ -134,7 +136,7 @@ class Connection:
         self._held = 0  # bytes of a begun frame counted in the budget
         self._last_activity = anyio.current_time()
         # The reader's wait for bytes while it may time out as idle (re-armed on settle).
-        self._idle_wait: anyio.CancelScope | None = None
+        self._idle_wait: anyio.CancelScope | SocketReader | None = None
         self._reading = anyio.CancelScope()
         self._writing = anyio.CancelScope(shield=True)
         self._tasks: anyio.abc.TaskGroup | None = None
@@ -149,7 +151,11 @@ class Connection:
             self._tasks = tg
             try:
                 with self._reading:
-                    await self._read_loop()
+                    self._reader = SocketReader(self._raw, _CHUNK)
+                    try:
+                        await self._read_loop()
+                    finally:
+                        self._reader.close()
                 self._unsubscribe()
                 await self._settled()  # what was read is answered (stalls time out)
             finally:
@@ -198,30 +204,47 @@ class Connection:
         """The next chunk, or None at end of stream. Raises FrameTimeout when a begun
         frame is overdue, IdleTimeout when the connection sat idle too long."""
         begun = frame_deadline is not None
-        deadline = frame_deadline if frame_deadline is not None else self._idle_deadline()
-        with anyio.CancelScope(deadline=deadline) as wait:
-            if not begun:
-                self._idle_wait = wait
-            try:
-                if self._outbox.full:
-                    await self._outbox.wait_until_not_full()
-                if begun and self._budget.full:
-                    await self._budget.wait_for_room()
-                chunk = await self._stream.receive(_CHUNK)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                return None
-            finally:
-                self._idle_wait = None
-            self._last_activity = anyio.current_time()
-            return chunk
+        if self._outbox.full or (begun and self._budget.full):
+            # Rare: hold back until the peer reads its replies, or the daemon has room.
+            deadline = frame_deadline if frame_deadline is not None else self._idle_deadline()
+            with anyio.CancelScope(deadline=deadline) as wait:
+                if not begun:
+                    self._idle_wait = wait
+                try:
+                    if self._outbox.full:
+                        await self._outbox.wait_until_not_full()
+                    if begun and self._budget.full:
+                        await self._budget.wait_for_room()
+                finally:
+                    self._idle_wait = None
+            if wait.cancelled_caught:
+                raise self._timed_out(begun)
+        reader = self._reader
+        assert reader is not None
+        if not begun:
+            self._idle_wait = reader
+        try:
+            chunk = await reader.receive(
+                frame_deadline if frame_deadline is not None else self._idle_deadline()
+            )
+        except TimeoutError:
+            raise self._timed_out(begun) from None
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return None
+        finally:
+            self._idle_wait = None
+        self._last_activity = anyio.current_time()
+        return chunk
+
+    def _timed_out(self, begun: bool) -> ConnectionLimit:
         limits = self._limits
         if begun:
-            raise FrameTimeout(
+            return FrameTimeout(
                 f"a frame was begun but its newline did not arrive within "
                 f"{limits.frame_timeout:g} s ([socket] frame_timeout); send each request as "
                 "one complete line. The connection is closed"
             )
-        raise IdleTimeout(
+        return IdleTimeout(
             f"no request for {limits.idle_timeout:g} s ([socket] idle_timeout); the "
             "connection is closed, connect again when there is something to send"
         )
