@@ -60,6 +60,7 @@ from supervisor.errors import (
     SoupdError,
     UnknownSoul,
 )
+from supervisor.heap import freeze_start_up_heap
 from supervisor.logstream import LogStream
 from supervisor.outputs import Outputs
 from supervisor.paths import Locations, check_private_dir, check_socket_path, soul_database
@@ -219,8 +220,10 @@ class Daemon:
                         # Started before "ready": a file written once the daemon says it
                         # is ready is a change the watcher sees.
                         await tg.start(self._watch_config)
+                    frozen = freeze_start_up_heap()
                     _log.info(
                         "daemon.ready",
+                        frozen_objects=frozen,
                         souls=len(self.settings.souls),
                         socket=str(self.settings.socket),
                         pid=os.getpid(),
