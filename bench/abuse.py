@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import json
 import multiprocessing
+import os
 import random
 import resource
 import socket
@@ -129,6 +130,7 @@ class Phases:
         self.marks: list[tuple[float, str]] = [(time.monotonic(), IDLE)]
         self.latency: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         self.rss_mib: dict[str, list[float]] = defaultdict(list)
+        self.cpu_s: dict[str, list[float]] = defaultdict(list)  # the daemon's, cumulative
         self.failures: list[str] = []
 
     def mark(self, name: str) -> None:
@@ -202,7 +204,15 @@ class Sampler(threading.Thread):
         with contextlib.suppress(OSError, RuntimeError):
             while not self.stop.wait(0.05):
                 rss = rss_kib(self._pid) / 1024
-                self._phases.rss_mib[self._phases.at(time.monotonic())].append(rss)
+                phase = self._phases.at(time.monotonic())
+                self._phases.rss_mib[phase].append(rss)
+                self._phases.cpu_s[phase].append(cpu_seconds(self._pid))
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU time so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager
@@ -483,12 +493,14 @@ def report(
     for name in [IDLE, *chosen]:
         rss = phases.rss_mib.get(name, [])
         latency = phases.latency.get(name, {})
+        cpu = phases.cpu_s.get(name, [])
         rows[name] = {
             "rss_mib": {
                 "first": round(rss[0], 1) if rss else None,
                 "peak": round(max(rss), 1) if rss else None,
                 "last": round(rss[-1], 1) if rss else None,
             },
+            "cpu_s": round(cpu[-1] - cpu[0], 2) if len(cpu) > 1 else None,
             "ping_ms": stats(latency.get("ping", [])),
             "push_ms": stats(latency.get("push", [])),
             **({k: v for k, v in notes.get(name, {}).items()} if name != IDLE else {}),
@@ -499,14 +511,14 @@ def report(
     )
     print(
         f"{'':<12} {'up':<4} {'RSS MiB first/peak/last':<26} "
-        f"{'ping p50/p99 ms':<18} {'push p50/p99 ms':<18}"
+        f"{'ping p50/p99 ms':<18} {'push p50/p99 ms':<18} {'daemon CPU s':<12}"
     )
     for name, row in rows.items():
         up = "yes" if row.get("up", True) else "NO"
         rss = "/".join(str(row["rss_mib"][k]) for k in ("first", "peak", "last"))
         ping = "/".join(str(row["ping_ms"][k]) for k in ("p50", "p99"))
         push = "/".join(str(row["push_ms"][k]) for k in ("p50", "p99"))
-        print(f"{name:<12} {up:<4} {rss:<26} {ping:<18} {push:<18}")
+        print(f"{name:<12} {up:<4} {rss:<26} {ping:<18} {push:<18} {row['cpu_s']!s:<12}")
     for name in chosen:
         extra = {k: v for k, v in notes[name].items() if k != "up"}
         print(f"  {name}: {json.dumps(extra, ensure_ascii=False)}")
