@@ -113,6 +113,7 @@ class Connection:
         methods: Methods,
         outputs: Outputs,
         budget: Budget,
+        partial: Budget,
         stats: ServerStatistics,
         reports: LimitReports,
     ) -> None:
@@ -123,6 +124,7 @@ class Connection:
         self._methods = methods
         self._outputs = outputs
         self._budget = budget
+        self._partial = partial  # begun frames' share of the budget
         self._stats = stats
         self._reports = reports
         self._outbox = Outbox(limits.max_buffered_bytes, budget)
@@ -204,7 +206,7 @@ class Connection:
         """The next chunk, or None at end of stream. Raises FrameTimeout when a begun
         frame is overdue, IdleTimeout when the connection sat idle too long."""
         begun = frame_deadline is not None
-        if self._outbox.full or (begun and self._budget.full):
+        if self._outbox.full or (begun and (self._budget.full or self._partial.full)):
             # Rare: hold back until the peer reads its replies, or the daemon has room.
             deadline = frame_deadline if frame_deadline is not None else self._idle_deadline()
             with anyio.CancelScope(deadline=deadline) as wait:
@@ -213,8 +215,9 @@ class Connection:
                 try:
                     if self._outbox.full:
                         await self._outbox.wait_until_not_full()
-                    if begun and self._budget.full:
+                    while begun and (self._budget.full or self._partial.full):
                         await self._budget.wait_for_room()
+                        await self._partial.wait_for_room()
                 finally:
                     self._idle_wait = None
             if wait.cancelled_caught:
@@ -255,11 +258,13 @@ class Connection:
         return self._last_activity + self._limits.idle_timeout
 
     def _hold(self, size: int) -> None:
-        """Count ``size`` bytes of a begun frame in the server's budget."""
+        """Count ``size`` bytes of a begun frame in the server's budgets."""
         if size > self._held:
             self._budget.take(size - self._held)
+            self._partial.take(size - self._held)
         elif size < self._held:
             self._budget.release(self._held - size)
+            self._partial.release(self._held - size)
         self._held = size
 
     def _expire(self, error: ConnectionLimit) -> None:

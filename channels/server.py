@@ -73,6 +73,7 @@ class Server:
         self.outputs = outputs
         self.stats = ServerStatistics()
         self.budget = Budget(config.limits.max_buffered_total)
+        self.partial = Budget(config.limits.max_partial_total)
         # Accepted and not yet closed, refused peers included.
         self._open = 0
         self._reports = LimitReports()
@@ -194,6 +195,7 @@ class Server:
                 methods=self.methods,
                 outputs=self.outputs,
                 budget=self.budget,
+                partial=self.partial,
                 stats=self.stats,
                 reports=self._reports,
             )

@@ -81,6 +81,12 @@ class SocketConfig(_Section, frozen=True):
     max_buffered_bytes: int = 16 << 20
     # Bytes of replies and half-received frames buffered for all connections together.
     max_buffered_total: int = 128 << 20
+    # Of those, bytes of half-received frames (requests whose newline has not come yet)
+    # for all connections together: past it the daemon stops reading connections in
+    # the middle of a frame until some frame completes or times out. Peers that trickle
+    # big frames pin no more than this, and fresh memory costs the loop ~3.5 ms a MiB.
+    # 0 (the default): a quarter of max_buffered_total (32 MiB), at least max_frame_bytes.
+    max_partial_total: int = 0
     # Seconds a begun frame may take to reach its newline (then frame_timeout, closed).
     frame_timeout: float = 10.0
     # Seconds a connection may sit with nothing to do (no request, no reply being
@@ -106,6 +112,13 @@ class SocketConfig(_Section, frozen=True):
             raise ValueError(
                 "max_buffered_bytes must be >= 65536, and max_buffered_total at least "
                 "max_buffered_bytes and max_frame_bytes"
+            )
+        if self.max_partial_total == 0:
+            share = max(self.max_frame_bytes, self.max_buffered_total // 4)
+            msgspec.structs.force_setattr(self, "max_partial_total", share)
+        if not self.max_frame_bytes <= self.max_partial_total <= self.max_buffered_total:
+            raise ValueError(
+                "max_partial_total must be at least max_frame_bytes and at most max_buffered_total"
             )
         if not 0 < self.frame_timeout <= 86400 or not 0 < self.idle_timeout <= 86400 * 7:
             raise ValueError(

@@ -655,6 +655,11 @@ class Daemon:
             "requests": stats.requests,
             "errors": stats.errors,
             "refused_peers": stats.refused_peers,
+            # Bytes held for the socket's peers: replies and half-received frames, and
+            # of those the half-received frames ([socket] max_buffered_total and
+            # max_partial_total).
+            "buffered_bytes": self.server.budget.used,
+            "partial_bytes": self.server.partial.used,
             "subscribers": self.outputs.subscribers,
             "outputs": self.outputs.published,
             "http": self.http.status() if self.http is not None else None,

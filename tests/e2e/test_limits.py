@@ -377,3 +377,55 @@ def test_idle_connections_are_closed_and_busy_ones_are_not(
     events = {e.get("event") for e in daemon.log()}
     assert "socket.idle_timeout" in events
     assert "socket.frame_timeout" not in events
+
+
+def test_half_frames_pin_no_more_than_max_partial_total(
+    soupd_home: Home, start_limited: StartLimited
+) -> None:
+    # Eight peers each send most of a 1 MiB frame and stop; the daemon keeps at most
+    # max_partial_total of them (plus the chunk each read was taking), reads the rest
+    # only as room comes, still serves a client that finishes its frames, and times
+    # every one of them out.
+    partial = 2 << 20
+    soupd_home.write_config(
+        loris_toml(frame=3.0, idle=60.0)
+        + f"max_buffered_total = {16 << 20}\nmax_partial_total = {partial}\n"
+    )
+    soupd_home.add_soul("alpha")
+    daemon = start_limited(1024)
+    long = request_frame("big", "event.push", {"soul": "alpha", "text": conversation(78, 700_000)})
+    peers = [connect(soupd_home.socket) for _ in range(8)]
+    sent = [0] * len(peers)
+    try:
+        for sock in peers:
+            sock.setblocking(False)
+        held = []
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            for i, sock in enumerate(peers):
+                with contextlib.suppress(BlockingIOError):
+                    sent[i] += sock.send(long[sent[i] : 900_000])
+            with daemon.connect() as probe:
+                status = probe.result("daemon.status", {})
+            held.append(status["partial_bytes"])
+            assert status["partial_bytes"] <= partial + len(peers) * 65536, status
+            assert status["buffered_bytes"] >= status["partial_bytes"]
+            time.sleep(0.05)
+        assert max(held) >= partial // 2  # the frames were being kept, up to the cap
+        assert sum(sent) > partial + len(peers) * 65536  # offered more than may be held
+        with daemon.connect() as regular:
+            for i, line in enumerate(turns(9, 3)):
+                push = {"soul": "alpha", "text": line, "ref": f"p{i}"}
+                assert regular.result("event.push", push)["status"] == "stored"
+        for sock in peers:
+            sock.setblocking(True)
+            sock.settimeout(REPLY_TIMEOUT)
+        replies = [first_reply(sock) for sock in peers]
+    finally:
+        close_all(peers)
+    assert [code(reply) for reply in replies] == ["frame_timeout"] * len(peers)
+    with daemon.connect() as probe:
+        wait_for(
+            lambda: probe.result("daemon.status", {})["partial_bytes"] == 0,
+            "the half frames to be let go",
+        )
