@@ -113,9 +113,10 @@ class RecallConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     dense_z_low: float = 1.5
     dense_z_high: float = 4.0
     # A query word that names a slot of the soul's claims ("who is my employer?", "which
-    # city", 公司) brings the memories stating that slot's fact in force, below every
-    # memory the query's words found, at this share of the query's evidence the naming
-    # words hold (via "claim", see souls.recall.slots); 0: never.
+    # city", 公司) brings the memories stating that slot's fact in force (via "claim",
+    # see souls.recall.slots), as relevant as this share of the query's evidence the
+    # naming words hold: above memories that match only the query's everyday words,
+    # below those that match what it asks; 0: never.
     slot_share: float = 0.5
 
     def __post_init__(self) -> None:
@@ -248,16 +249,16 @@ async def recall(
             store, config.dense_weight, pool, semantic, dense.cosines, relevance, via, cache
         )
     pool = [hit for hit in pool if round(min(relevance[hit.memory_id], 1.0), 3) > 0]
+    if slots is not None:
+        stated, raised = await _stated(store, config, slots, pool, relevance, k, cache, scope)
+        pool += stated
+        via |= {m: "claim" for m in [*(hit.memory_id for hit in stated), *raised]}
     when = found.when | {
         hit.memory_id: hit.created for hit in pool if hit.memory_id not in found.when
     }
     covered = {hit.memory_id: measure.held(rows.get(hit.memory_id)).coverage for hit in pool}
     ordered = _order(pool, relevance, covered, when, config, semantic)
     chosen_hits, rest = ordered[:k], ordered[k:]
-    if slots is not None and len(chosen_hits) < k:
-        stated = await _stated(store, config, slots, chosen_hits, relevance, k, cache, scope)
-        chosen_hits += stated
-        via |= {hit.memory_id: "claim" for hit in stated}
     successors = await store.successors([h.memory_id for h in chosen_hits if h.superseded])
     chosen_hits, brought = await _succeeded(store, chosen_hits, successors, relevance, cache, scope)
     chosen_hits = chosen_hits[:k]
@@ -332,34 +333,37 @@ async def _stated(
     store: SoulStore,
     config: RecallConfig,
     slots: Asked,
-    chosen: list[Hit],
+    pool: list[Hit],
     relevance: dict[int, float],
     k: int,
     cache: HitCache | None,
     scope: Scope | None,
-) -> list[Hit]:
-    """The memories stating the fact in force of a slot the query asks for that are not
-    in ``chosen`` already, latest first, enough to fill ``k``: each as relevant as the
-    share of the query its naming words hold (``slot_share`` of it), and no more than the
-    least relevant of ``chosen`` (set in ``relevance``)."""
-    taken = {hit.memory_id for hit in chosen}
-    ids = [m for m in await store.stating(slots.slots, k + len(taken)) if m not in taken]
+) -> tuple[list[Hit], list[int]]:
+    """The memories stating the fact in force of a slot the query asks for, latest
+    first, at most ``k``: each at least as relevant as the share of the query its naming
+    words hold (``slot_share`` of it; set in ``relevance``), so that they rank among what
+    the query's words found by that, above matches of its everyday words only. Returns
+    the ones not in ``pool`` yet, and the ones in it whose relevance this raised."""
+    share = config.slot_share * slots.share
+    if round(min(share, 1.0), 3) <= 0:
+        return [], []
+    in_pool = {hit.memory_id for hit in pool}
+    ids = await store.stating(slots.slots, k)
     if scope and ids:
         inside = await store.within(ids, scope)
         ids = [m for m in ids if m in inside]
-    share = config.slot_share * slots.share
-    if chosen:
-        share = min(share, min(relevance[hit.memory_id] for hit in chosen))
-    if round(min(share, 1.0), 3) <= 0:
-        return []
-    fetched = await _details(store, [(m, share) for m in ids[: k - len(chosen)]], cache)
+    raised = [m for m in ids if m in in_pool and relevance[m] < share]
+    for memory_id in raised:
+        relevance[memory_id] = share
+    new = [m for m in ids if m not in in_pool]
+    fetched = await _details(store, [(m, share) for m in new], cache)
     out = []
-    for memory_id in ids[: k - len(chosen)]:
+    for memory_id in new:
         hit = fetched.get(memory_id)
         if hit is not None:
             relevance[memory_id] = share
             out.append(replace(hit, score=share))
-    return out
+    return out, raised
 
 
 async def _semantic(
@@ -820,8 +824,9 @@ async def _explained(
             )
         if item.via == "claim" and slots is not None:
             reasons.append(
-                f"states the fact in force the query asks for ({', '.join(slots.slots)}),"
-                " below what the query's words found"
+                f"states the fact in force the query asks for ({', '.join(slots.slots)}):"
+                f" relevance at least {slots.share * config.slot_share:.3f}, the share of"
+                " the query its naming words hold (times [recall] slot_share)"
             )
         hebbian = item.score if item.via == "hebbian" else None
         if hebbian is not None:

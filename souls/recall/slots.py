@@ -47,16 +47,19 @@ _NAMING: dict[str, tuple[str, ...]] = {
 
 
 @functools.cache
-def _by_term() -> dict[str, frozenset[str]]:
-    """Each naming word's terms as a query tokenises them (a Chinese word: its longest
-    term, the whole bigram), mapped to the slots it names."""
-    out: dict[str, set[str]] = {}
+def _by_term() -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """Each naming word's terms as a query tokenises them, keyed by its longest term (a
+    Chinese word: the whole bigram), with the slots it names and all its terms (城市:
+    城, 市 and 城市): the word's evidence is all of them, not the bigram alone."""
+    out: dict[str, tuple[set[str], set[str]]] = {}
     for slot, words in _NAMING.items():
         for word in words:
             terms = query_terms(word)
             if terms:
-                out.setdefault(max(terms, key=len), set()).add(slot)
-    return {term: frozenset(slots) for term, slots in out.items()}
+                slots, parts = out.setdefault(max(terms, key=len), (set(), set()))
+                slots.add(slot)
+                parts.update(terms)
+    return {term: (frozenset(slots), frozenset(parts)) for term, (slots, parts) in out.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +77,10 @@ def asked_slots(asked: Sequence[str], stats: TermStats) -> Asked | None:
     named = [term for term in asked if term in naming]
     if not named:
         return None
+    naming_terms = set().union(*(naming[term][1] for term in named))
     evidence = {term: stats.weight(term) for term in asked}
     whole = sum(evidence.values())
-    share = sum(evidence[term] for term in named) / whole if whole else 1.0
-    slots = sorted({slot for term in named for slot in naming[term]})
+    held = sum(weight for term, weight in evidence.items() if term in naming_terms)
+    share = held / whole if whole else 1.0
+    slots = sorted({slot for term in named for slot in naming[term][0]})
     return Asked(tuple(slots), share)

@@ -254,6 +254,45 @@ async def test_what_the_words_found_keeps_its_place_above_a_slots_fact(tmp_path:
     assert found[1].relevance <= found[0].relevance
 
 
+async def test_a_slots_fact_outranks_matches_of_the_questions_everyday_words(
+    tmp_path: Path,
+) -> None:
+    # Filler that holds the question's everyday words ("now", "live", 现在, 住在) fills
+    # every place; the move states the city in force without them and still comes first.
+    english = [
+        "I live for the weekends now honestly",
+        "now I'm stuck in traffic again",
+        "the band played live last night, so loud",
+        "right now I just want coffee",
+        "can you live with a 9am meeting now?",
+    ]
+    chinese = [
+        "我现在在地铁上",
+        "现在好困啊",
+        "住在隔壁的阿姨送了饺子",
+        "我现在去超市",
+        "现在几点了？",
+    ]
+    async with running(tmp_path) as soul:
+        at = T0
+        for n in range(6):
+            for text in english:
+                at += 3600
+                await soul.say(f"{text} ({n})", at)
+            for text in chinese:
+                at += 3600
+                await soul.say(f"{text}（{n}）", at, sender="小林")
+        await soul.say("We moved to Leipzig last spring, the flat is tiny", at + DAY)
+        await soul.say("我们上个月搬到了杭州，新家离西湖很近", at + 2 * DAY, sender="小林")
+        found = await soul.recall("which city does she live in now?")
+        chinese_found = await soul.recall("她现在住在哪个城市？")
+    assert "We moved to Leipzig last spring, the flat is tiny" in [i.text for i in found[:3]]
+    assert "我们上个月搬到了杭州，新家离西湖很近" in [i.text for i in chinese_found[:3]]
+    stated = next(i for i in found if i.text.startswith("We moved to Leipzig"))
+    assert stated.via in {"claim", "bm25"}
+    assert 0 < stated.relevance <= 1
+
+
 async def test_a_chinese_user_is_answered_in_the_same_terms(tmp_path: Path) -> None:
     filler = ["今天好累", "晚上吃什么好呢", "帮我定个闹钟", "下雨了，没带伞", "周末想去看电影"]
     async with running(tmp_path) as soul:
