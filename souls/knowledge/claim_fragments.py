@@ -36,6 +36,7 @@ __all__ = [
     "ZH_CHILD",
     "ZH_DATE",
     "ZH_END",
+    "ZH_JOBS",
     "ZH_KIND",
     "ZH_LANG",
     "ZH_MD",
@@ -100,6 +101,21 @@ JOBS = (
     r"|photographer|translator|editor|mechanic|electrician|plumber|carpenter|firefighter"
     r"|officer|barista|waiter|waitress|cashier|driver|veterinarian|vet|therapist"
     r"|psychologist|surgeon|paramedic|tutor|intern|freelancer|entrepreneur|founder"
+)
+# Occupations as a Chinese speaker names them (我在医院当护士, 我是程序员): the rules that
+# read a job without 一名 or 职业 before it take only these, longest first.
+ZH_JOBS = "|".join(
+    sorted(
+        (
+            "护士 医生 大夫 老师 教师 教授 讲师 工程师 程序员 设计师 律师 会计 会计师 厨师 司机"
+            " 警察 记者 编辑 翻译 导游 销售 服务员 店员 收银员 研究员 科学家 经理 产品经理"
+            " 秘书 演员 歌手 画家 作家 摄影师 建筑师 药剂师 兽医 牙医 心理咨询师 理发师 保安"
+            " 快递员 外卖员 健身教练 教练 农民 工人 电工 木匠 飞行员 空姐 消防员 公务员 学生"
+            " 研究生 博士生 实习生 自由职业者 创业者 主播 博主 咨询师 分析师 数据分析师"
+        ).split(),
+        key=len,
+        reverse=True,
+    )
 )
 LANG = (
     r"English|Chinese|Mandarin|Cantonese|French|German|Spanish|Japanese|Korean|Italian"

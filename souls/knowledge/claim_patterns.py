@@ -38,6 +38,7 @@ from souls.knowledge.claim_fragments import (
     ZH_CHILD,
     ZH_DATE,
     ZH_END,
+    ZH_JOBS,
     ZH_KIND,
     ZH_LANG,
     ZH_MD,
@@ -96,7 +97,8 @@ def _rules(
 
 
 _WORK = _trigger(
-    "work m am job position role started began switched", "一名|工作|职业|上班|任职|实习|跳槽|入职"
+    "work m am job position role started began switched",
+    "一名|工作|职业|上班|任职|实习|跳槽|入职|当|做|" + ZH_JOBS,
 )
 
 # Order matters only among plans and commitments: the first rule that covers an action
@@ -225,6 +227,10 @@ RULES: tuple[Rule, ...] = (
         rf"(?P<employer>[{HAN}]{{2,12}}?|{ORG})(?:工作|上班|任职)",
         rf"我(?:现在|目前)?是一名(?P<job>[{HAN}]{{2,8}}?)(?=$|[{STOPS}]|在|了)",
         rf"我的(?:工作|职业)是(?P<job>[{HAN}]{{2,8}}?)(?=$|[{STOPS}]|在|了)",
+        # an occupation of the list, said plainly: 我是程序员, 我在一家医院当护士, 我现在做销售
+        rf"我(?:现在|目前)?是(?:个|一个)?(?P<job>{ZH_JOBS})(?=$|[{STOPS}]|在|了|呢|啊)",
+        rf"我(?:现在|目前)?(?:在[{HAN}]{{1,10}}?)?(?:当|做)(?:了)?(?:一名|一个|个)?"
+        rf"(?P<job>{ZH_JOBS})(?=$|[{STOPS}]|在|了|呢|啊|，|,)",
         rf"我(?:现在|目前)?在(?P<employer>[{HAN}]{{2,12}}?|{ORG})(?:工作|上班|任职|实习)",
         trigger=_WORK,
     ),

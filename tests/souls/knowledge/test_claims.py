@@ -105,6 +105,10 @@ EXTRACTED = [
     ),
     ("I work at Stripe.", [("employer", "Stripe", "I work at Stripe")]),
     ("我是一名护士。", [("job", "护士", "我是一名护士")]),
+    # an occupation said plainly, without 一名 or 职业
+    ("我在一家医院当护士，经常上夜班。", [("job", "护士", "我在一家医院当护士")]),
+    ("我是程序员。", [("job", "程序员", "我是程序员")]),
+    ("我现在做销售。", [("job", "销售", "我现在做销售")]),
     ("我在阿里巴巴集团工作。", [("employer", "阿里巴巴集团", "我在阿里巴巴集团工作")]),
     # a move: where the speaker lives now is the place moved to
     (
@@ -192,6 +196,12 @@ def test_rule_candidates_are_high_rule_claims_that_pass_every_gate(
 
 
 NOTHING = [
+    # 当 and 做 that name no occupation, and occupations that are not the speaker's
+    "我当时做了很多事。",
+    "我做饭很好吃。",
+    "我当然知道。",
+    "我是医生的女儿。",
+    "我是学生会主席。",
     # generic objects and pronouns
     "I like that idea.",
     "I like it.",

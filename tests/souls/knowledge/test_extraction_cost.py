@@ -59,6 +59,9 @@ HOSTILE = [
     "I got a job at ",
     "我在腾讯工作",
     "我是一名",
+    "我在一家医院当",
+    "我现在做",
+    "我是程序员",
     # tastes, birthday, language
     "I love ",
     "I like ",
