@@ -206,7 +206,7 @@ class Connection:
         """The next chunk, or None at end of stream. Raises FrameTimeout when a begun
         frame is overdue, IdleTimeout when the connection sat idle too long."""
         begun = frame_deadline is not None
-        if self._outbox.full or (begun and (self._budget.full or self._partial.full)):
+        if self._outbox.full or (begun and self._blocked()):
             # Rare: hold back until the peer reads its replies, or the daemon has room.
             deadline = frame_deadline if frame_deadline is not None else self._idle_deadline()
             with anyio.CancelScope(deadline=deadline) as wait:
@@ -215,9 +215,9 @@ class Connection:
                 try:
                     if self._outbox.full:
                         await self._outbox.wait_until_not_full()
-                    while begun and (self._budget.full or self._partial.full):
-                        await self._budget.wait_for_room()
-                        await self._partial.wait_for_room()
+                    while begun and self._blocked():
+                        full = self._budget if self._budget.full else self._partial
+                        await full.wait_for_release()
                 finally:
                     self._idle_wait = None
             if wait.cancelled_caught:
@@ -257,8 +257,24 @@ class Connection:
             return math.inf
         return self._last_activity + self._limits.idle_timeout
 
+    def _blocked(self) -> bool:
+        """Whether the begun frame must wait for room before more of it is read: the
+        budgets are full and another connection's frame is the one let through.
+
+        A connection skipping an oversized line keeps nothing and is never held back.
+        With the budgets full, the first connection to find them so is let through
+        (``exempt``) until its frame ends: some frame always completes, at the cost of
+        one frame over the limit."""
+        if not self._held or not (self._budget.full or self._partial.full):
+            return False
+        if self._partial.exempt is None:
+            self._partial.exempt = self
+        return self._partial.exempt is not self
+
     def _hold(self, size: int) -> None:
         """Count ``size`` bytes of a begun frame in the server's budgets."""
+        if size == 0 and self._partial.exempt is self:
+            self._partial.exempt = None
         if size > self._held:
             self._budget.take(size - self._held)
             self._partial.take(size - self._held)

@@ -35,6 +35,10 @@ class Budget:
         self.limit = limit
         self.used = 0
         self._released = anyio.Event()
+        # The one holder of bytes that may go on past the limit (see Connection._blocked):
+        # some begun frame must always be able to reach its newline, or frames that fill
+        # the budget between them would wait for each other until they all time out.
+        self.exempt: object | None = None
 
     @property
     def full(self) -> bool:
@@ -46,6 +50,13 @@ class Budget:
     def release(self, size: int) -> None:
         self.used -= size
         self._released.set()
+
+    async def wait_for_release(self) -> None:
+        """Return after the next release (at once if one came since the last wait)."""
+        if self._released.is_set():
+            self._released = anyio.Event()
+            return
+        await self._released.wait()
 
     async def wait_for_room(self) -> None:
         """Return once the budget is below its limit (at once if it is)."""
