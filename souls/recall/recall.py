@@ -266,7 +266,12 @@ async def recall(
     # not returned, whatever brought them (a summary line's too: a near-tie can rank one
     # below the cut), are the competitors whose salience the recall lowers.
     returned = {hit.memory_id for hit in chosen_hits}
-    competitors = [hit.memory_id for hit in rest if hit.memory_id not in returned][:spare]
+    # A fact in force that a slot question brought is not worn down for missing the cut.
+    competitors = [
+        hit.memory_id
+        for hit in rest
+        if hit.memory_id not in returned and via.get(hit.memory_id) != "claim"
+    ][:spare]
     for memory_id in brought:
         via[memory_id] = "successor"
     seeds = [hit.memory_id for hit in chosen_hits]
@@ -348,13 +353,17 @@ async def _stated(
     if round(min(share, 1.0), 3) <= 0:
         return [], []
     in_pool = {hit.memory_id for hit in pool}
-    ids = await store.stating(slots.slots, k)
+    ids = await store.stating(slots.slots, k + len(in_pool))
     if scope and ids:
         inside = await store.within(ids, scope)
         ids = [m for m in ids if m in inside]
+    ids = ids[:k]
     raised = [m for m in ids if m in in_pool and relevance[m] < share]
     for memory_id in raised:
         relevance[memory_id] = share
+    for i, had in enumerate(pool):
+        if had.memory_id in raised:
+            pool[i] = replace(had, score=share)
     new = [m for m in ids if m not in in_pool]
     fetched = await _details(store, [(m, share) for m in new], cache)
     out = []
