@@ -83,8 +83,9 @@ class SocketConfig(_Section, frozen=True):
     max_buffered_total: int = 128 << 20
     # Of those, bytes of half-received frames (requests whose newline has not come yet)
     # for all connections together: past it the daemon stops reading connections in
-    # the middle of a frame until some frame completes or times out. Peers that trickle
-    # big frames pin no more than this, and fresh memory costs the loop ~3.5 ms a MiB.
+    # the middle of a frame until some frame completes or times out (the first to find
+    # it full may finish its frame, so that one always can). Peers that trickle big
+    # frames pin no more than this plus one frame; fresh memory costs ~3.5 ms a MiB.
     # 0 (the default): a quarter of max_buffered_total (32 MiB), at least max_frame_bytes.
     max_partial_total: int = 0
     # Seconds a begun frame may take to reach its newline (then frame_timeout, closed).
