@@ -103,9 +103,7 @@ class FrameSplitter:
         self._held += len(piece)
 
     def _joined(self) -> bytes:
-        if self._tail:
-            self._parts.append(bytes(self._tail))
-        return b"".join(self._parts)
+        return b"".join([*self._parts, self._tail])
 
     def _drop(self) -> None:
         self._parts.clear()
