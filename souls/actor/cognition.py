@@ -26,7 +26,6 @@ from souls.llm.chat import ChatClient, LLMReflector
 from souls.mind.appraisal import appraise, with_person
 from souls.mind.hebbian import Associations, pairs
 from souls.mind.homeostasis import check as homeostasis_check
-from souls.mind.inner import InnerStore
 from souls.mind.markers import Markers, gut_feelings
 from souls.mind.metacognition import (
     Confidence,
@@ -42,7 +41,9 @@ from souls.recall.surfacing import Surfacings, resting
 from souls.results import DecayResult, HomeostasisResult, RecallItem, ReflectResult
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, SummaryVersion
-from souls.store.store import NewEvent, Scope, Store
+from souls.store.fading import Fading
+from souls.store.interface import SoulStore
+from souls.store.store import NewEvent, Scope
 from souls.text.tokenize import fts_match, query_terms
 from supervisor.pace import Pacer, in_worker
 
@@ -81,12 +82,11 @@ async def _digested(text: str) -> tuple[Citations, WorldModel]:
 
 class Mind:
     def __init__(
-        self, name: str, config: SoulConfig, store: Store, brain: Brain, emit: Emit
+        self, name: str, config: SoulConfig, store: SoulStore, brain: Brain, emit: Emit
     ) -> None:
         self.name = name
         self.config = config
         self._store = store
-        self._inner = InnerStore(store)
         self._brain = brain
         self._emit = emit
         self._log = structlog.get_logger("soupd.mind")
@@ -129,29 +129,20 @@ class Mind:
     async def load(self) -> None:
         """Rebuild the mind from the database (at start and after a restart)."""
         for layer, target in (("consolidated", self.summary), ("weekly", self.weekly)):
-            stored = await self._inner.summary(layer)
+            stored = await self._store.summary(layer)
             text = stored.text if stored else ""
             citations, world = await _digested(text)
             target.set(text, citations)
             if layer == "consolidated":
                 self.world = world
             await self._brain.sync_summary(layer, target.text)
-        state = await self._inner.state()
+        state = await self._store.soul_state()
         self.clock = ReflectClock.from_state(state)
         self.signal = state.get(_SIGNAL, "")
         self.spark = state.get(_SPARK, "")
-        self.markers = Markers.from_rows(await self._inner.markers(), await self._labels())
-
-    async def _labels(self) -> dict[str, str]:
-        """The stored marker labels by topic (every valence's row has the same one;
-        should two differ, the first by valence counts)."""
-        rows = await self._store.db.execute_fetchall(
-            "SELECT topic, label FROM markers WHERE label IS NOT NULL ORDER BY topic, valence"
+        self.markers = Markers.from_rows(
+            await self._store.markers(), await self._store.marker_labels()
         )
-        labels: dict[str, str] = {}
-        for topic, label in rows:
-            labels.setdefault(topic, label)
-        return labels
 
     async def aclose(self) -> None:
         if self._llm is not None:
@@ -212,12 +203,12 @@ class Mind:
     async def reflect(self, reason: str, changes: Changes) -> ReflectResult:
         """Fold the observations since the last reflect into a new summary."""
         config = self.config.reflect
-        observations = await self._inner.observations(
-            self.clock.last_memory, config.max_observations
+        observations = await self._store.observations(
+            after_memory=self.clock.last_memory, limit=config.max_observations
         )
         text = await self.reflector.reflect(self.summary.text, observations, config.budget)
         # Everything stored so far is folded in now, even what did not make the cut.
-        last = max(await self._inner.last_memory(), self.clock.last_memory)
+        last = max(await self._store.last_memory(), self.clock.last_memory)
         citations, world = await _digested(text)
         # Nothing changed before this point: a reflect cancelled in one of the awaits
         # above leaves the mind and ``changes`` as they were.
@@ -240,7 +231,9 @@ class Mind:
 
     async def weekly_summary(self, now: float, changes: Changes) -> ReflectResult:
         config = self.config.reflect
-        observations = await self._inner.observations_since(now - 7 * DAY, config.max_observations)
+        observations = await self._store.observations(
+            since=now - 7 * DAY, limit=config.max_observations
+        )
         text = await self.reflector.reflect(self.weekly.text, observations, config.weekly_budget)
         citations, _ = await _digested(text)
         changed = text != self.weekly.text
@@ -260,7 +253,7 @@ class Mind:
     ) -> tuple[list[RecallItem], dict[int, float]]:
         """The memories a context with no query may bring back (see
         :func:`souls.recall.surfacing.resting`), and when each was stored."""
-        ids = await resting(self._store.db, surfacings, limit)
+        ids = await resting(self._store, surfacings, limit)
         hits = await self._store.hits([(memory_id, 0.0) for memory_id in ids])
         items = [
             RecallItem(
@@ -303,7 +296,7 @@ class Mind:
         hebbian = self.config.hebbian
         if self._associations is None:
             self._associations = Associations(
-                await self._inner.strong_edges(hebbian.association_threshold)
+                await self._store.strong_edges(hebbian.association_threshold)
             )
         layers = [
             (name, layer.citations)
@@ -340,7 +333,7 @@ class Mind:
         if not changes.edges or self._associations is None:
             return
         threshold = self.config.hebbian.association_threshold
-        weights = await self._inner.edge_weights(list(changes.edges))
+        weights = await self._store.edge_weights(list(changes.edges))
         for (a, b), weight in weights.items():
             if weight >= threshold:
                 self._associations.set(a, b, weight)
@@ -357,8 +350,7 @@ class Mind:
         ``dry_run`` only counts (the store's transaction is rolled back): neither the
         database nor what the mind holds in memory changes."""
         config, hebbian, somatic = self.config.decay, self.config.hebbian, self.config.somatic
-        report = await self._inner.decay(
-            now,
+        fading = Fading(
             permanent_at=config.permanent_at,
             medium_at=config.medium_at,
             medium_days=config.medium_days,
@@ -368,8 +360,8 @@ class Mind:
             edge_floor=hebbian.prune_below,
             marker_factor=somatic.nightly_decay,
             marker_floor=somatic.prune_below,
-            dry_run=dry_run,
         )
+        report = await self._store.decay(now, fading, dry_run=dry_run)
         if dry_run:
             self._log.info(
                 "soul.decay_counted",
@@ -393,11 +385,18 @@ class Mind:
 
     async def last_runs(self) -> dict[str, float]:
         """When each scheduled job last ran here (Unix seconds), by job name."""
-        state = await self._inner.state()
+        state = await self._store.soul_state()
         return {k.removeprefix("ran."): float(v) for k, v in state.items() if k.startswith("ran.")}
 
     async def table_counts(self) -> dict[str, int]:
-        return await self._inner.table_counts()
+        counts = await self._store.mind_counts()
+        return {
+            "edges": counts.edges,
+            "markers": counts.markers,
+            "gaps": counts.gaps,
+            "reflects": counts.reflects,
+            "weeklies": counts.weeklies,
+        }
 
     # -- feelings and self-knowledge ----------------------------------------------
 
@@ -411,11 +410,11 @@ class Mind:
 
     async def known_gaps(self) -> str:
         config = self.config.metacognition
-        gaps = await self._inner.gaps(config.inject_gaps)
+        gaps = await self._store.gaps(config.inject_gaps)
         return known_gaps_section([detail for _, detail in gaps], config)
 
     async def homeostasis(self, now: float, changes: Changes) -> HomeostasisResult:
-        events, surprise = await self._inner.activity(now - DAY, 20)
+        events, surprise = await self._store.activity(now - DAY, 20)
         positive, negative = self.markers.totals()
         signal = homeostasis_check(events, surprise, positive, negative, self.config.homeostasis)
         drives = {
@@ -457,7 +456,7 @@ class Mind:
         negative = sum(m.weight for m in self.markers.touching(terms) if m.valence == "negative")
         gaps = [
             detail
-            for gap_topic, detail in await self._inner.gaps(1000)
+            for gap_topic, detail in await self._store.gaps(1000)
             if gap_matches(topic, gap_topic)
         ]
         result = sense_confidence(topic, relevant, positive, negative, gaps, config)

@@ -207,7 +207,7 @@ class Knowledge:
 
     async def load(self) -> None:
         db = self._store.db
-        self.surfacings = await Surfacings.read(db)
+        self.surfacings = await Surfacings.read(self._store)
         self._surfaced_index = None
         self.goals = {g.id: g for g in await self._goals("1")}
         rows = await db.execute_fetchall(

@@ -4,9 +4,9 @@ Reflect (:mod:`~souls.mind.reflect`, :mod:`~souls.mind.reflection`), Hebbian ass
 (:mod:`~souls.mind.hebbian`), forgetting (:mod:`~souls.mind.decay`), somatic markers
 (:mod:`~souls.mind.somatic`, :mod:`~souls.mind.appraisal`, :mod:`~souls.mind.lexicon`,
 :mod:`~souls.mind.topics`, :mod:`~souls.mind.markers`), homeostasis and metacognition,
-as plain functions and small classes over data. :mod:`~souls.mind.inner` reads and
-writes their state on disk (summaries, edges, markers, gaps, decay); the actor's
-:class:`~souls.actor.cognition.Mind` holds it between turns.
+as plain functions and small classes over data. Their state is the store's (read back
+through :class:`~souls.store.interface.SoulStore`, written with a turn's Changes); the
+actor's :class:`~souls.actor.cognition.Mind` holds it between turns.
 
 May import :mod:`souls.intake`, :mod:`souls.store`, :mod:`souls.text` and the vocabulary
 (events, messages, results); never recall, knowledge, collision, llm or the actor.
@@ -18,7 +18,6 @@ __all__ = [
     "decay",
     "hebbian",
     "homeostasis",
-    "inner",
     "markers",
     "metacognition",
     "reflect",

@@ -1,6 +1,6 @@
 """Forgetting on the Ebbinghaus curve: the numbers of the nightly decay (DESIGN §3.6).
 
-The pass itself is one transaction in :meth:`souls.mind.inner.InnerStore.decay`; the soul
+The pass itself is one transaction in :meth:`souls.store.interface.SoulStore.decay`; the soul
 runs it on a ``decay`` message (nightly from the scheduler, or ``soupd decay``).
 """
 

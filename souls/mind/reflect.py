@@ -43,6 +43,7 @@ from typing import Protocol
 
 from souls.events import HEARD
 from souls.intake.attention_gate import AttentionConfig, AttentionGate
+from souls.store.inner import Observation
 from supervisor.pace import Pacer, in_worker
 
 __all__ = ["REFLECT_OFFLOAD_CHARS", "ExtractiveReflector", "Observation", "Reflector"]
@@ -53,19 +54,6 @@ __all__ = ["REFLECT_OFFLOAD_CHARS", "ExtractiveReflector", "Observation", "Refle
 # 1.9 ms; 400 chat lines: 12 ms), against about 0.2 ms of the loop's time for the
 # hand-over of such an input (pickling both ways, two pipe hops).
 REFLECT_OFFLOAD_CHARS = 2048
-
-
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """One memory written since the last reflect, as the reflector sees it."""
-
-    id: int  # memory id, shown as [m<id>]
-    text: str
-    salience: float  # 0..1, from the attention gate
-    surprise: float  # 0..1, novelty against the previous summary
-    kind: str  # message, dm, heartbeat, wakeup, ...
-    sender: str | None
-    ts: float  # unix seconds
 
 
 class Reflector(Protocol):

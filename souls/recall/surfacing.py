@@ -31,11 +31,11 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Sequence
 
-import aiosqlite
 import msgspec
 
 from souls.recall.assembly import Contender, age_days
 from souls.recall.context import label
+from souls.store.interface import SoulStore
 
 __all__ = ["Surfacings", "resting"]
 
@@ -46,7 +46,7 @@ _STEP = 1e-3
 _POOL = 4
 
 
-async def resting(db: aiosqlite.Connection, surfacings: Surfacings, limit: int) -> list[int]:
+async def resting(store: SoulStore, surfacings: Surfacings, limit: int) -> list[int]:
     """The memories a context with no query can bring back (DESIGN §3.5: rarity), by id:
     the most salient of the oldest observations never shown in a context, and those
     shown longest ago — ``limit`` of each at most, for Φ to rank (rarity counts from
@@ -54,16 +54,10 @@ async def resting(db: aiosqlite.Connection, surfacings: Surfacings, limit: int) 
     id order: each context shows a few, so the walk moves on."""
     if limit <= 0:
         return []
-    rows = await db.execute_fetchall(
-        "SELECT id, salience FROM memories AS m"
-        " WHERE m.kind = 'observation' AND m.hidden_at IS NULL"
-        " AND NOT EXISTS (SELECT 1 FROM surfaced WHERE item = 'm' || m.id)"
-        " ORDER BY m.id LIMIT ?",
-        (limit * _POOL,),
-    )
-    fresh = sorted(rows, key=lambda row: (-float(row[1]), int(row[0])))[:limit]
+    rows = await store.unsurfaced(limit * _POOL)
+    fresh = sorted(rows, key=lambda row: (-row[1], row[0]))[:limit]
     shown = heapq.nsmallest(limit, surfacings.with_letter("m").items(), key=lambda p: (p[1], p[0]))
-    return [int(memory_id) for memory_id, _ in fresh] + [memory_id for memory_id, _ in shown]
+    return [memory_id for memory_id, _ in fresh] + [memory_id for memory_id, _ in shown]
 
 
 class Surfacings:
@@ -75,9 +69,8 @@ class Surfacings:
             self._mark(item, float(at))
 
     @classmethod
-    async def read(cls, db: aiosqlite.Connection) -> Surfacings:
-        rows = await db.execute_fetchall("SELECT item, at FROM surfaced")
-        return cls((str(item), float(at)) for item, at in rows)
+    async def read(cls, store: SoulStore) -> Surfacings:
+        return cls(await store.surfaced())
 
     def __len__(self) -> int:
         return len(self._at)

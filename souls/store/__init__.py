@@ -4,6 +4,7 @@
 through (:mod:`~souls.store.interface` the protocol it shares with the PostgreSQL
 store); :mod:`~souls.store.schema` its migrations, :mod:`~souls.store.changes` the
 derived state a turn writes in one go, :mod:`~souls.store.due` the @due wake-ups' rows,
+:mod:`~souls.store.inner` the inner state as the cognitive loop reads it back,
 :mod:`~souls.store.neighbours` how each memory is indexed with the turns around it,
 :mod:`~souls.store.bm25` the exact BM25 over the index's statistics,
 :mod:`~souls.store.hiding` memories hidden as decay does,
@@ -20,6 +21,6 @@ collision, llm, actor).
 
 # The modules other rooms may import; the rest are this room's own.
 __all__ = [
-    "batch", "bm25", "changes", "check", "fading", "files", "interface", "neighbours",
-    "reindex", "store",
+    "batch", "bm25", "changes", "check", "fading", "files", "inner", "interface",
+    "neighbours", "reindex", "store",
 ]  # fmt: skip

@@ -8,7 +8,7 @@ those under ``edge_floor`` go; somatic markers likewise. Events are never touche
 :func:`fade` works inside the caller's transaction (:meth:`souls.store.store.Store.decay`
 holds it, and rolls a dry run back); :meth:`souls.store.postgres.store.PgStore.decay`
 is the same pass on PostgreSQL. The numbers come from the soul's config
-(:meth:`souls.mind.inner.InnerStore.decay`); nothing here decides them.
+(:meth:`souls.store.interface.SoulStore.decay`); nothing here decides them.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A hidden memory keeps its row, with ``hidden_at`` set, but leaves the full-text 
 recall no longer finds it, and new rows no longer take it as a neighbouring turn
 (:func:`souls.store.neighbours.tails` skips it). The rows that already quote it as
 context keep it (a forget rewrites them, a hide does not). Purging the hidden memories
-later is decay's (:meth:`souls.mind.inner.InnerStore.decay`).
+later is decay's (:meth:`souls.store.interface.SoulStore.decay`).
 
 :func:`hide` works inside the caller's transaction, so that
 :meth:`souls.store.store.Store.hide` and decay's own pass share it;

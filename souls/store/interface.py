@@ -15,17 +15,21 @@ of the interface against both backends).
 Opening is each backend's own (``Store.open(path)``, ``PgStore.open(pool, soul)``):
 that is where they differ.
 Recall (souls/recall/recall.py, cues.py) reads through the interface alone
-(tests/souls/recall/test_recall_backends.py runs it on both).
+(tests/souls/recall/test_recall_backends.py runs it on both); so do the mind
+(souls/actor/cognition.py: summaries, ``soul_state``, the observations a reflect folds in,
+edges, markers, gaps, activity; :mod:`souls.store.inner` on SQLite,
+:mod:`souls.store.postgres.inner`, tests/souls/store/test_inner.py) and surfacing
+(souls/recall/surfacing.py).
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``Scope``, ``StoreCounts``, ``Successor``,
-:class:`~souls.store.bm25.TermStats`) are shared, defined beside the SQLite store.
+:class:`~souls.store.bm25.TermStats`; :mod:`souls.store.inner`'s ``Summary``,
+``Observation``, ``MindCounts``) are shared, defined beside the SQLite store.
 
 What is NOT behind the interface yet — the remaining work of #21's first point. SQL
 that reaches the SQLite connection directly (``store.db``, or the connection handed to
 ``Derived`` callbacks and ``store.transaction()``), outside souls/store/:
 
-* souls/actor/cognition.py — ``markers``.
 * souls/actor/deck.py — ``summaries``, ``memory_fts``/``memory_vocab`` (FTS5 directly).
 * souls/actor/embedding.py — ``memories``, ``memory_vectors`` (pgvector to come).
 * souls/actor/extraction.py — ``claims``, ``events``, ``unspoken``.
@@ -43,14 +47,12 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
   and ``closings``) through append's ``derived``, stated entries, the model's
   extraction and persons' relinking through ``store.transaction()``; not yet through
   Changes, the way the interface stores them on both backends.
-* souls/mind/inner.py — ``edges``, ``markers``, ``gaps``, ``summaries``, ``soul_state``,
-  ``memories``, ``events``.
-* souls/recall/surfacing.py — ``surfaced``, ``memories``.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
   gaps, summaries, ``fired``, assemblies, surfaced, claims... in the same
-  transaction). The modules above that read those rows back (but for ``due`` and the
-  claims recall reads) are SQLite's only.
+  transaction). Of the modules that read those rows back, the mind's, surfacing's,
+  ``due``'s and recall's reads are behind the interface; those listed above are
+  SQLite's only.
 * souls/store/check.py, reindex.py, files.py — the read-only checks of a database
   file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
   PostgreSQL (nor ``soupd migrate``, export/import between the two).
@@ -73,6 +75,7 @@ from souls.results import DecayResult, DueTask
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import Fading
+from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import Row
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
 
@@ -142,6 +145,67 @@ class SoulStore(Protocol):
 
     async def fired_due(self, limit: int) -> list[DueTask]:
         """The ``limit`` tasks that fired last, the latest first."""
+        ...
+
+    # The inner state, as the cognitive loop reads it back (souls.store.inner;
+    # written by Changes, faded by decay).
+
+    async def summary(self, layer: str) -> Summary | None:
+        """The latest version of the summary ``layer`` (consolidated, weekly)."""
+        ...
+
+    async def soul_state(self) -> dict[str, str]:
+        """Every ``soul_state`` value by key (Changes' ``state``)."""
+        ...
+
+    async def observations(
+        self, *, after_memory: int | None = None, since: float | None = None, limit: int
+    ) -> list[Observation]:
+        """The visible observations after memory id ``after_memory``, or of events said
+        at or after ``since``, oldest first; of more than ``limit``, the most salient
+        and surprising (then the newest) ``limit``."""
+        ...
+
+    async def last_memory(self) -> int:
+        """The largest memory id stored, 0 when none."""
+        ...
+
+    async def strong_edges(self, threshold: float) -> list[tuple[int, int, float]]:
+        """Every Hebbian edge of at least ``threshold`` as (a, b, weight), by a then b."""
+        ...
+
+    async def edge_weights(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], float]:
+        """The weights of those of ``pairs`` (a < b) that have an edge."""
+        ...
+
+    async def markers(self) -> list[tuple[str, str, float]]:
+        """Every somatic marker as (topic, valence, weight), by topic then valence."""
+        ...
+
+    async def marker_labels(self) -> dict[str, str]:
+        """Each labelled topic's label (its first valence's, should two differ)."""
+        ...
+
+    async def gaps(self, limit: int) -> list[tuple[str, str]]:
+        """The newest ``limit`` knowledge gaps as (topic, detail), oldest first."""
+        ...
+
+    async def activity(self, since: float, recent: int) -> tuple[int, list[float]]:
+        """How many events were recorded at or after ``since``, and the surprise of
+        the ``recent`` latest memories, the latest first."""
+        ...
+
+    async def mind_counts(self) -> MindCounts:
+        """How many edges, markers, gaps and summary versions there are."""
+        ...
+
+    async def surfaced(self) -> list[tuple[str, float]]:
+        """When each context item (m12, c5...) last surfaced, by label."""
+        ...
+
+    async def unsurfaced(self, limit: int) -> list[tuple[int, float]]:
+        """The first ``limit`` visible observations, by id, never surfaced in a context
+        (no ``m<id>`` row), as (memory id, salience)."""
         ...
 
     async def forget(self, event_ids: Sequence[int]) -> int:

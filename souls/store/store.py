@@ -31,12 +31,13 @@ import anyio
 import msgspec
 
 from souls.results import DecayResult, DueTask
-from souls.store import due
+from souls.store import due, inner
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, write_changes
 from souls.store.fading import Fading, fade
 from souls.store.hiding import hide
+from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import Row, lay_out, tails
 from souls.store.schema import MIGRATIONS
 from supervisor.errors import DiskFull, StoreUnusable
@@ -673,6 +674,54 @@ class Store:
     async def fired_due(self, limit: int) -> list[DueTask]:
         """The ``limit`` tasks that fired last, the latest first."""
         return await due.fired(self._db, limit)
+
+    # -- the inner state, as the cognitive loop reads it back (souls.store.inner) --
+
+    async def summary(self, layer: str) -> Summary | None:
+        """The latest version of the summary ``layer`` (consolidated, weekly)."""
+        return await inner.summary(self._db, layer)
+
+    async def soul_state(self) -> dict[str, str]:
+        return await inner.soul_state(self._db)
+
+    async def observations(
+        self, *, after_memory: int | None = None, since: float | None = None, limit: int
+    ) -> list[Observation]:
+        """The visible observations after memory id ``after_memory`` or said since
+        ``since``, oldest first, at most ``limit`` (:func:`souls.store.inner.observations`)."""
+        return await inner.observations(
+            self._db, after_memory=after_memory, since=since, limit=limit
+        )
+
+    async def last_memory(self) -> int:
+        return await inner.last_memory(self._db)
+
+    async def strong_edges(self, threshold: float) -> list[tuple[int, int, float]]:
+        return await inner.strong_edges(self._db, threshold)
+
+    async def edge_weights(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], float]:
+        return await inner.edge_weights(self._db, pairs)
+
+    async def markers(self) -> list[tuple[str, str, float]]:
+        return await inner.markers(self._db)
+
+    async def marker_labels(self) -> dict[str, str]:
+        return await inner.marker_labels(self._db)
+
+    async def gaps(self, limit: int) -> list[tuple[str, str]]:
+        return await inner.gaps(self._db, limit)
+
+    async def activity(self, since: float, recent: int) -> tuple[int, list[float]]:
+        return await inner.activity(self._db, since, recent)
+
+    async def mind_counts(self) -> MindCounts:
+        return await inner.mind_counts(self._db)
+
+    async def surfaced(self) -> list[tuple[str, float]]:
+        return await inner.surfaced(self._db)
+
+    async def unsurfaced(self, limit: int) -> list[tuple[int, float]]:
+        return await inner.unsurfaced(self._db, limit)
 
     async def hide(self, memory_ids: Sequence[int], now: float) -> int:
         """Hide the visible memories among ``memory_ids``, as decay does

@@ -36,8 +36,9 @@ from souls.results import DecayResult, DueTask
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import DAY, Fading
+from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
-from souls.store.postgres import claims, due
+from souls.store.postgres import claims, due, inner
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
@@ -568,6 +569,65 @@ class PgStore:
         """The ``limit`` tasks that fired last, the latest first."""
         async with self._pool.acquire() as db:
             return await due.fired(db, self.soul, limit)
+
+    # -- the inner state, as the cognitive loop reads it back (souls.store.postgres.inner) --
+
+    async def summary(self, layer: str) -> Summary | None:
+        """The latest version of the summary ``layer`` (consolidated, weekly)."""
+        async with self._pool.acquire() as db:
+            return await inner.summary(db, self.soul, layer)
+
+    async def soul_state(self) -> dict[str, str]:
+        async with self._pool.acquire() as db:
+            return await inner.soul_state(db, self.soul)
+
+    async def observations(
+        self, *, after_memory: int | None = None, since: float | None = None, limit: int
+    ) -> list[Observation]:
+        async with self._pool.acquire() as db:
+            return await inner.observations(
+                db, self.soul, after_memory=after_memory, since=since, limit=limit
+            )
+
+    async def last_memory(self) -> int:
+        async with self._pool.acquire() as db:
+            return await inner.last_memory(db, self.soul)
+
+    async def strong_edges(self, threshold: float) -> list[tuple[int, int, float]]:
+        async with self._pool.acquire() as db:
+            return await inner.strong_edges(db, self.soul, threshold)
+
+    async def edge_weights(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], float]:
+        async with self._pool.acquire() as db:
+            return await inner.edge_weights(db, self.soul, pairs)
+
+    async def markers(self) -> list[tuple[str, str, float]]:
+        async with self._pool.acquire() as db:
+            return await inner.markers(db, self.soul)
+
+    async def marker_labels(self) -> dict[str, str]:
+        async with self._pool.acquire() as db:
+            return await inner.marker_labels(db, self.soul)
+
+    async def gaps(self, limit: int) -> list[tuple[str, str]]:
+        async with self._pool.acquire() as db:
+            return await inner.gaps(db, self.soul, limit)
+
+    async def activity(self, since: float, recent: int) -> tuple[int, list[float]]:
+        async with self._pool.acquire() as db:
+            return await inner.activity(db, self.soul, since, recent)
+
+    async def mind_counts(self) -> MindCounts:
+        async with self._pool.acquire() as db:
+            return await inner.mind_counts(db, self.soul)
+
+    async def surfaced(self) -> list[tuple[str, float]]:
+        async with self._pool.acquire() as db:
+            return await inner.surfaced(db, self.soul)
+
+    async def unsurfaced(self, limit: int) -> list[tuple[int, float]]:
+        async with self._pool.acquire() as db:
+            return await inner.unsurfaced(db, self.soul, limit)
 
     async def hide(self, memory_ids: Sequence[int], now: float) -> int:
         """Hide the visible memories among ``memory_ids`` as decay does on SQLite

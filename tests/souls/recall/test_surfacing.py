@@ -71,7 +71,7 @@ async def test_the_migration_starts_from_what_contexts_injected(tmp_path: Path) 
     with anyio.fail_after(20):
         store = await Store.open(path)
         try:
-            seen = await Surfacings.read(store.db)
+            seen = await Surfacings.read(store)
         finally:
             await store.close()
     assert (seen.at("c1"), seen.at("q2"), seen.at("m7")) == (NOW, NOW - DAY, NOW)
