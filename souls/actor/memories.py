@@ -30,18 +30,14 @@ import msgspec
 
 from souls.actor.rights import ForgetResult
 from souls.results import MemoryItem, MemoryPage
-from souls.store.store import Scope, Store
+from souls.store.interface import SoulStore
+from souls.store.store import Scope
 from supervisor.errors import InvalidParams, NotFound
 
 __all__ = ["MAX_PAGE", "MemoryUpdated", "event_of", "memory_item", "memory_page", "parse_cursor"]
 
 # Most memories one page holds.
 MAX_PAGE = 1000
-
-_COLUMNS = (
-    "m.id, m.kind, m.text, m.salience, m.created, m.recalls, m.last_recalled, m.hidden_at,"
-    " m.event_id, e.ref, e.sender, e.session, e.channel, e.ts"
-)
 
 
 class MemoryUpdated(msgspec.Struct, frozen=True):
@@ -67,42 +63,25 @@ def parse_cursor(cursor: str | None) -> int | None:
     return int(text)
 
 
-async def memory_page(store: Store, scope: Scope, cursor: int | None, limit: int) -> MemoryPage:
+async def memory_page(store: SoulStore, scope: Scope, cursor: int | None, limit: int) -> MemoryPage:
     """Up to ``limit`` memories in ``scope`` with an id below ``cursor``, newest first."""
-    conditions: list[str] = []
-    args: list[object] = []
-    if scope:
-        within, args = scope.sql()
-        conditions.append(f"m.id IN ({within})")
-    if cursor is not None:
-        conditions.append("m.id < ?")
-        args.append(cursor)
-    sql = (
-        f"SELECT {_COLUMNS} FROM memories AS m LEFT JOIN events AS e ON e.id = m.event_id"
-        f" WHERE {' AND '.join(conditions) or '1'} ORDER BY m.id DESC LIMIT ?"
-    )
-    rows = list(await store.db.execute_fetchall(sql, [*args, limit + 1]))
-    items = [MemoryItem(*row) for row in rows[:limit]]
-    following = str(items[-1].id) if len(rows) > limit else None
-    return MemoryPage(items, following)
+    items = await store.memory_page(scope, cursor, limit + 1)
+    following = str(items[limit - 1].id) if len(items) > limit else None
+    return MemoryPage(items[:limit], following)
 
 
-async def memory_item(store: Store, memory_id: int) -> MemoryItem:
+async def memory_item(store: SoulStore, memory_id: int) -> MemoryItem:
     """Memory ``memory_id``; NotFound when the soul has none of that id."""
-    rows = await store.db.execute_fetchall(
-        f"SELECT {_COLUMNS} FROM memories AS m LEFT JOIN events AS e ON e.id = m.event_id"
-        " WHERE m.id = ?",
-        (memory_id,),
-    )
-    if not rows:
+    item = await store.memory_item(memory_id)
+    if item is None:
         raise NotFound(
             f"no memory {memory_id} in this soul (forgotten, or never stored); list them "
             "with `soupd memories SOUL`"
         )
-    return MemoryItem(*next(iter(rows)))
+    return item
 
 
-async def event_of(store: Store, memory_id: int) -> int:
+async def event_of(store: SoulStore, memory_id: int) -> int:
     """The event memory ``memory_id`` is the memory of (NotFound as memory_item)."""
     item = await memory_item(store, memory_id)
     if item.event_id is None:

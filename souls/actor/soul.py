@@ -711,20 +711,19 @@ class Soul:
             raise InvalidParams(f"memory {memory_id} has no event of its own to correct")
         if text == old.text:
             raise InvalidParams(f"memory {memory_id} already says that; nothing to correct")
-        ((kind, channel, sender, group, mentioned, session, ts),) = await store.db.execute_fetchall(
-            "SELECT kind, channel, sender, grp, mentioned, session, ts FROM events WHERE id = ?",
-            (old.event_id,),
-        )
+        said = await store.stored_event(old.event_id)
+        if said is None:  # the soul is its store's only writer: not while it corrects
+            raise SoulUnavailable(f"memory {memory_id}'s event is gone; nothing corrected")
         event = EventIn(
             text=text,
-            kind=kind,
-            channel=channel,
-            sender=sender,
-            group=group,
-            mentioned=bool(mentioned),
+            kind=said.kind,
+            channel=said.channel,
+            sender=said.sender,
+            group=said.group,
+            mentioned=said.mentioned,
             ref=old.ref,
-            ts=ts,
-            session=session,
+            ts=said.ts,
+            session=said.session,
         )
         mind = self._require_mind()
         world = mind.world if self.config.cognition else None
@@ -744,9 +743,9 @@ class Soul:
             raise SoulUnavailable(f"the corrected text of memory {memory_id} was not stored")
         if reason is not None:
             await self._reflect_safely(reason)
-        ((new_id,),) = await store.db.execute_fetchall(
-            "SELECT id FROM memories WHERE event_id = ? ORDER BY id LIMIT 1", (outcome.event_id,)
-        )
+        new_id = await store.first_memory(outcome.event_id)
+        if new_id is None:
+            raise SoulUnavailable(f"the corrected text of memory {memory_id} was not stored")
         self._log.info("soul.memory_corrected", replaced=memory_id, memory=new_id)
         return MemoryUpdated(new_id, outcome.event_id, memory_id, forgot)
 

@@ -18,13 +18,16 @@ Recall (souls/recall/recall.py, cues.py) reads through the interface alone
 (tests/souls/recall/test_recall_backends.py runs it on both); so do the mind
 (souls/actor/cognition.py: summaries, ``soul_state``, the observations a reflect folds in,
 edges, markers, gaps, activity; :mod:`souls.store.inner` on SQLite,
-:mod:`souls.store.postgres.inner`, tests/souls/store/test_inner.py) and surfacing
-(souls/recall/surfacing.py).
+:mod:`souls.store.postgres.inner`, tests/souls/store/test_inner.py), surfacing
+(souls/recall/surfacing.py) and ``memory.list``/``get``/``update`` (souls/actor/memories.py
+and the soul's correction: :mod:`souls.store.pages`, :mod:`souls.store.postgres.pages`,
+tests/souls/store/test_pages.py).
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
-``Candidate``, ``Row``, ``Origin``, ``Scope``, ``StoreCounts``, ``Successor``,
+``Candidate``, ``Row``, ``Origin``, ``StoreCounts``, ``Successor``,
 :class:`~souls.store.bm25.TermStats`; :mod:`souls.store.inner`'s ``Summary``,
-``Observation``, ``MindCounts``) are shared, defined beside the SQLite store.
+``Observation``, ``MindCounts``; :mod:`souls.store.pages`' ``StoredEvent``;
+:class:`~souls.store.scope.Scope`) are shared, defined beside the SQLite store.
 
 What is NOT behind the interface yet — the remaining work of #21's first point. SQL
 that reaches the SQLite connection directly (``store.db``, or the connection handed to
@@ -33,7 +36,6 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
 * souls/actor/deck.py — ``summaries``, ``memory_fts``/``memory_vocab`` (FTS5 directly).
 * souls/actor/embedding.py — ``memories``, ``memory_vectors`` (pgvector to come).
 * souls/actor/extraction.py — ``claims``, ``events``, ``unspoken``.
-* souls/actor/memories.py, souls/actor/soul.py — ``events``, ``memories``.
 * souls/actor/rights.py — forget (the full one: cards, claims, questions, summaries,
   markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
   secure_delete``, FTS5 ``optimize``, WAL checkpoint), export, backup, rebuild.
@@ -71,12 +73,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from souls.results import DecayResult, DueTask
+from souls.results import DecayResult, DueTask, MemoryItem
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import Fading
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import Row
+from souls.store.pages import StoredEvent
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
 
 __all__ = ["SoulStore"]
@@ -145,6 +148,28 @@ class SoulStore(Protocol):
 
     async def fired_due(self, limit: int) -> list[DueTask]:
         """The ``limit`` tasks that fired last, the latest first."""
+        ...
+
+    # Memories by id and page (souls.store.pages: memory.list, get, update).
+
+    async def memory_page(
+        self, scope: Scope | None, before: int | None, limit: int
+    ) -> list[MemoryItem]:
+        """Up to ``limit`` memories within ``scope`` (hidden ones too), with an id below
+        ``before``, newest first."""
+        ...
+
+    async def memory_item(self, memory_id: int) -> MemoryItem | None:
+        """Memory ``memory_id`` (hidden or not) with its event's ref, sender, session,
+        channel and time; None when there is none."""
+        ...
+
+    async def stored_event(self, event_id: int) -> StoredEvent | None:
+        """What event ``event_id`` said of itself besides its text; None when gone."""
+        ...
+
+    async def first_memory(self, event_id: int) -> int | None:
+        """The first memory (by id) of event ``event_id``; None when it has none."""
         ...
 
     # The inner state, as the cognitive loop reads it back (souls.store.inner;

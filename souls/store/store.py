@@ -30,8 +30,8 @@ import aiosqlite
 import anyio
 import msgspec
 
-from souls.results import DecayResult, DueTask
-from souls.store import due, inner
+from souls.results import DecayResult, DueTask, MemoryItem
+from souls.store import due, inner, pages
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, write_changes
@@ -39,7 +39,9 @@ from souls.store.fading import Fading, fade
 from souls.store.hiding import hide
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import Row, lay_out, tails
+from souls.store.pages import StoredEvent
 from souls.store.schema import MIGRATIONS
+from souls.store.scope import Scope
 from supervisor.errors import DiskFull, StoreUnusable
 
 __all__ = [
@@ -166,49 +168,6 @@ class Origin:
     sender: str | None
     person: str | None
     ts: float
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """What a recall is narrowed to: memories of events said by ``sender`` (that
-    account, or the person linked to it), in ``session``, of ``kind`` (the event's, or
-    the memory's), from ``since`` (inclusive) to ``until`` (exclusive, Unix seconds).
-    With any of them set, a memory of no event is out."""
-
-    sender: str | None = None
-    session: str | None = None
-    kind: str | None = None
-    since: float | None = None
-    until: float | None = None
-
-    def __bool__(self) -> bool:
-        return any(v is not None for v in (self.sender, self.session, self.kind, self.since,
-                                            self.until))  # fmt: skip
-
-    def sql(self) -> tuple[str, list[object]]:
-        """The memory ids in scope, as a subquery, and its arguments."""
-        where: list[str] = []
-        args: list[object] = []
-        if self.sender is not None:
-            where.append("(e.sender = ? OR e.person = ?)")
-            args += [self.sender, self.sender]
-        if self.session is not None:
-            where.append("e.session = ?")
-            args.append(self.session)
-        if self.kind is not None:
-            where.append("(e.kind = ? OR m.kind = ?)")
-            args += [self.kind, self.kind]
-        if self.since is not None:
-            where.append("e.ts >= ?")
-            args.append(self.since)
-        if self.until is not None:
-            where.append("e.ts < ?")
-            args.append(self.until)
-        sql = (
-            "SELECT m.id FROM events AS e JOIN memories AS m ON m.event_id = e.id"
-            f" WHERE {' AND '.join(where) or '1'}"
-        )
-        return sql, args
 
 
 @dataclass(frozen=True, slots=True)
@@ -674,6 +633,24 @@ class Store:
     async def fired_due(self, limit: int) -> list[DueTask]:
         """The ``limit`` tasks that fired last, the latest first."""
         return await due.fired(self._db, limit)
+
+    # -- memories by id and page (souls.store.pages) --
+
+    async def memory_page(
+        self, scope: Scope | None, before: int | None, limit: int
+    ) -> list[MemoryItem]:
+        """Up to ``limit`` memories within ``scope``, with an id below ``before``, newest
+        first."""
+        return await pages.page(self._db, scope, before, limit)
+
+    async def memory_item(self, memory_id: int) -> MemoryItem | None:
+        return await pages.item(self._db, memory_id)
+
+    async def stored_event(self, event_id: int) -> StoredEvent | None:
+        return await pages.event(self._db, event_id)
+
+    async def first_memory(self, event_id: int) -> int | None:
+        return await pages.first_memory(self._db, event_id)
 
     # -- the inner state, as the cognitive loop reads it back (souls.store.inner) --
 

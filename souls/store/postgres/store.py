@@ -32,14 +32,16 @@ import anyio
 import asyncpg
 import msgspec
 
-from souls.results import DecayResult, DueTask
+from souls.results import DecayResult, DueTask, MemoryItem
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import DAY, Fading
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
-from souls.store.postgres import claims, due, inner
+from souls.store.pages import StoredEvent
+from souls.store.postgres import claims, due, inner, pages
 from souls.store.postgres.schema import migrate
+from souls.store.postgres.scope import scope_sql
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
 
@@ -570,6 +572,26 @@ class PgStore:
         async with self._pool.acquire() as db:
             return await due.fired(db, self.soul, limit)
 
+    # -- memories by id and page (souls.store.postgres.pages) --
+
+    async def memory_page(
+        self, scope: Scope | None, before: int | None, limit: int
+    ) -> list[MemoryItem]:
+        async with self._pool.acquire() as db:
+            return await pages.page(db, self.soul, scope, before, limit)
+
+    async def memory_item(self, memory_id: int) -> MemoryItem | None:
+        async with self._pool.acquire() as db:
+            return await pages.item(db, self.soul, memory_id)
+
+    async def stored_event(self, event_id: int) -> StoredEvent | None:
+        async with self._pool.acquire() as db:
+            return await pages.event(db, self.soul, event_id)
+
+    async def first_memory(self, event_id: int) -> int | None:
+        async with self._pool.acquire() as db:
+            return await pages.first_memory(db, self.soul, event_id)
+
     # -- the inner state, as the cognitive loop reads it back (souls.store.postgres.inner) --
 
     async def summary(self, layer: str) -> Summary | None:
@@ -896,7 +918,7 @@ class PgStore:
                 params.append(match_terms(own))
                 where.append(own_sql(len(params)))
             if scope:
-                inner, scoped = _scope_sql(scope, len(params) + 1)
+                inner, scoped = scope_sql(scope, len(params) + 1)
                 params += scoped
                 where.append(f"p.memory_id IN ({inner})")
             sql, args = ranked_sql(query, len(params) + 1, where, descending_ids)
@@ -907,7 +929,7 @@ class PgStore:
         """Those of ``memory_ids`` that are within ``scope``."""
         if not memory_ids:
             return set()
-        inner, args = _scope_sql(scope, 3)
+        inner, args = scope_sql(scope, 3)
         async with self._pool.acquire() as db:
             rows = await db.fetch(
                 f"SELECT id FROM ({inner}) AS s WHERE id = ANY($2::bigint[])",
@@ -1056,29 +1078,3 @@ def _next_id(table: str) -> str:
     one more than its largest so far, as SQLite hands out a rowid (the soul's actor is
     its only writer)."""
     return f"coalesce((SELECT max(id) FROM {table} WHERE soul = $1), 0) + n.i"
-
-
-def _scope_sql(scope: Scope, first: int) -> tuple[str, list[object]]:
-    """:meth:`Scope.sql` for this soul (``$1``), its parameters numbered from ``first``."""
-    where: list[str] = ["e.soul = $1"]
-    args: list[object] = []
-
-    def arg(value: object) -> str:
-        args.append(value)
-        return f"${first + len(args) - 1}"
-
-    if scope.sender is not None:
-        where.append(f"(e.sender = {arg(scope.sender)} OR e.person = {arg(scope.sender)})")
-    if scope.session is not None:
-        where.append(f"e.session = {arg(scope.session)}")
-    if scope.kind is not None:
-        where.append(f"(e.kind = {arg(scope.kind)} OR m.kind = {arg(scope.kind)})")
-    if scope.since is not None:
-        where.append(f"e.ts >= {arg(scope.since)}")
-    if scope.until is not None:
-        where.append(f"e.ts < {arg(scope.until)}")
-    sql = (
-        "SELECT m.id FROM events AS e JOIN memories AS m"
-        f" ON m.soul = e.soul AND m.event_id = e.id WHERE {' AND '.join(where)}"
-    )
-    return sql, args
