@@ -41,7 +41,8 @@ from souls.embed.client import Embedder, EmbedError, embedder
 from souls.embed.config import EmbeddingConfig
 from souls.embed.vectors import Near, VectorIndex, pack, unpack
 from souls.messages import Embedded, Message
-from souls.store.store import NewEvent, Store
+from souls.store.interface import SoulStore
+from souls.store.store import NewEvent
 from supervisor.errors import SoupdError
 
 __all__ = ["Embedding"]
@@ -89,7 +90,7 @@ class Embedding:
         self,
         config: EmbeddingConfig,
         *,
-        store: Store,
+        store: SoulStore,
         mailbox: Mailbox[Message],
         provider: Embedder | None = None,
     ) -> None:
@@ -133,13 +134,7 @@ class Embedding:
                 search="python",
                 hint="numpy is not installed: install soupd[semantic] for the matrix search",
             )
-        rows = await self._store.db.execute_fetchall(
-            "SELECT v.memory_id, v.vector FROM memory_vectors AS v"
-            " JOIN memories AS m ON m.id = v.memory_id"
-            " WHERE v.model = ? AND m.hidden_at IS NULL",
-            (self.model,),
-        )
-        for memory_id, blob in rows:
+        for memory_id, blob in await self._store.vectors(self.model):
             vector = unpack(blob)
             if self.index.dimensions is None:
                 self.index.dimensions = len(vector)
@@ -152,16 +147,7 @@ class Embedding:
         self._behind = False
         after = 0
         while True:
-            rows = list(
-                await self._store.db.execute_fetchall(
-                    "SELECT m.id, m.text, e.sender FROM memories AS m"
-                    " LEFT JOIN events AS e ON e.id = m.event_id"
-                    " LEFT JOIN memory_vectors AS v ON v.memory_id = m.id AND v.model = ?"
-                    " WHERE v.memory_id IS NULL AND m.hidden_at IS NULL AND m.id > ?"
-                    " ORDER BY m.id LIMIT 512",
-                    (self.model, after),
-                )
-            )
+            rows = await self._store.unembedded(self.model, after, 512)
             for memory_id, text, sender in rows:
                 if not self._queue(_Job(memory_id, None, said(sender, text))):
                     self._behind = True
@@ -333,46 +319,22 @@ class Embedding:
             await self._catch_up()
 
     async def _write(self, jobs: list[_Job], vectors: list[array[float]]) -> None:
-        by_event = [job.event_id for job in jobs if job.memory_id is None]
-        memory_of: dict[int, int] = {}
-        kept: list[tuple[int, array[float]]] = []
+        by_event = [job.event_id for job in jobs if job.memory_id is None and job.event_id]
+        # Shielded: the vectors taken off ``_ready`` are written, or the turn fails.
         with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                if by_event:
-                    marks = ",".join("?" * len(by_event))
-                    rows = await db.execute_fetchall(
-                        "SELECT event_id, id FROM memories WHERE kind = 'observation'"
-                        f" AND event_id IN ({marks})",
-                        by_event,
-                    )
-                    memory_of = {event_id: memory_id for event_id, memory_id in rows}
-                wanted = [
-                    (
-                        memory_of.get(job.event_id or 0)
-                        if job.memory_id is None
-                        else job.memory_id,
-                        v,
-                    )
-                    for job, v in zip(jobs, vectors, strict=True)
-                ]
-                ids = [m for m, _ in wanted if m is not None]
-                marks = ",".join("?" * len(ids))
-                alive = (
-                    {
-                        row[0]
-                        for row in await db.execute_fetchall(
-                            f"SELECT id FROM memories WHERE id IN ({marks})", ids
-                        )
-                    }
-                    if ids
-                    else set()
-                )
-                kept = [(m, v) for m, v in wanted if m is not None and m in alive]
-                await db.executemany(
-                    "INSERT OR REPLACE INTO memory_vectors (memory_id, model, vector)"
-                    " VALUES (?, ?, ?)",
-                    [(m, self.model, pack(v)) for m, v in kept],
-                )
+            memory_of = await self._store.observation_memories(by_event) if by_event else {}
+            wanted = [
+                (memory_of.get(job.event_id or 0) if job.memory_id is None else job.memory_id, v)
+                for job, v in zip(jobs, vectors, strict=True)
+            ]
+            named = [(m, v) for m, v in wanted if m is not None]
+            # The soul is its store's only writer: what is alive now is alive at the write.
+            alive = (
+                await self._store.write_vectors(self.model, [(m, pack(v)) for m, v in named])
+                if named
+                else set()
+            )
+        kept = [(m, v) for m, v in named if m in alive]
         for memory_id, vector in kept:
             if self.index.dimensions is None:
                 self.index.dimensions = len(vector)
@@ -386,22 +348,19 @@ class Embedding:
         were dropped."""
         if not self.enabled:
             return 0
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                cursor = await db.execute("DELETE FROM memory_vectors")
+        dropped = await self._store.drop_vectors()
         self.index = VectorIndex(self.model, self._config.dimensions)
         self._backlog.clear()
         self._bytes = 0
         self._counts["rebuilt"] += 1
         await self._catch_up()
-        return max(cursor.rowcount, 0)
+        return dropped
 
     async def forgotten(self) -> None:
         """Drop from the index the vectors ``forget`` deleted (with their memories)."""
         if not self.enabled or not len(self.index):
             return
-        rows = await self._store.db.execute_fetchall("SELECT memory_id FROM memory_vectors")
-        alive = {row[0] for row in rows}
+        alive = await self._store.vector_ids()
         self.index.drop([m for m in list(self.index.ids()) if m not in alive])
 
     def statistics(self) -> dict[str, object]:

@@ -21,7 +21,9 @@ edges, markers, gaps, activity; :mod:`souls.store.inner` on SQLite,
 :mod:`souls.store.postgres.inner`, tests/souls/store/test_inner.py), surfacing
 (souls/recall/surfacing.py) and ``memory.list``/``get``/``update`` (souls/actor/memories.py
 and the soul's correction: :mod:`souls.store.pages`, :mod:`souls.store.postgres.pages`,
-tests/souls/store/test_pages.py).
+tests/souls/store/test_pages.py) and the semantic layer's vectors
+(souls/actor/embedding.py: :mod:`souls.store.embeddings`,
+:mod:`souls.store.postgres.embeddings`, tests/souls/store/test_embeddings.py).
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``StoreCounts``, ``Successor``,
@@ -34,7 +36,6 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
 ``Derived`` callbacks and ``store.transaction()``), outside souls/store/:
 
 * souls/actor/deck.py — ``summaries``, ``memory_fts``/``memory_vocab`` (FTS5 directly).
-* souls/actor/embedding.py — ``memories``, ``memory_vectors`` (pgvector to come).
 * souls/actor/extraction.py — ``claims``, ``events``, ``unspoken``.
 * souls/actor/rights.py — forget (the full one: cards, claims, questions, summaries,
   markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
@@ -58,9 +59,10 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
 * souls/store/check.py, reindex.py, files.py — the read-only checks of a database
   file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
   PostgreSQL (nor ``soupd migrate``, export/import between the two).
-* The semantic layer's vectors (pgvector) have no PostgreSQL side yet; nor have the
-  ``memory_sources`` of derived memories, which decay's purge and forget delete on
-  SQLite (PostgreSQL holds observations only).
+* The semantic layer's vectors are a ``bytea`` on PostgreSQL, searched in the soul's
+  matrix as on SQLite: the pgvector extension is not used yet. The ``memory_sources``
+  of derived memories, which decay's purge and forget delete on SQLite, have no
+  PostgreSQL side (PostgreSQL holds observations only).
 * On PostgreSQL, forget leaves the claims of the events it deletes, as
   :meth:`SoulStore.forget` does on SQLite (the full forget of rights.py deletes them
   there; none yet on PostgreSQL).
@@ -148,6 +150,38 @@ class SoulStore(Protocol):
 
     async def fired_due(self, limit: int) -> list[DueTask]:
         """The ``limit`` tasks that fired last, the latest first."""
+        ...
+
+    # The semantic layer's vectors (souls.store.embeddings; souls/actor/embedding.py).
+
+    async def vectors(self, model: str) -> list[tuple[int, bytes]]:
+        """The vectors of ``model`` of the visible memories, as (memory id, packed
+        float32), by memory id."""
+        ...
+
+    async def unembedded(
+        self, model: str, after: int, limit: int
+    ) -> list[tuple[int, str, str | None]]:
+        """The first ``limit`` visible memories above id ``after`` without a vector of
+        ``model``, as (memory id, text, its event's sender), by id."""
+        ...
+
+    async def observation_memories(self, event_ids: Sequence[int]) -> dict[int, int]:
+        """The observation memory of each of ``event_ids`` that still has one."""
+        ...
+
+    async def write_vectors(self, model: str, vectors: Sequence[tuple[int, bytes]]) -> set[int]:
+        """Store each vector under its memory (one per memory: of any model before, or
+        of the same memory listed twice, the last), for the memories still stored, in
+        one transaction; the ids of those."""
+        ...
+
+    async def drop_vectors(self) -> int:
+        """Delete every vector of the soul, in one transaction; how many there were."""
+        ...
+
+    async def vector_ids(self) -> set[int]:
+        """The memories that have a vector (of any model)."""
         ...
 
     # Memories by id and page (souls.store.pages: memory.list, get, update).

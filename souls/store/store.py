@@ -31,7 +31,7 @@ import anyio
 import msgspec
 
 from souls.results import DecayResult, DueTask, MemoryItem
-from souls.store import due, inner, pages
+from souls.store import due, embeddings, inner, pages
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes, write_changes
@@ -633,6 +633,42 @@ class Store:
     async def fired_due(self, limit: int) -> list[DueTask]:
         """The ``limit`` tasks that fired last, the latest first."""
         return await due.fired(self._db, limit)
+
+    # -- the semantic layer's vectors (souls.store.embeddings) --
+
+    async def vectors(self, model: str) -> list[tuple[int, bytes]]:
+        """The vectors of ``model`` of the visible memories (memory id, packed)."""
+        return await embeddings.stored(self._db, model)
+
+    async def unembedded(
+        self, model: str, after: int, limit: int
+    ) -> list[tuple[int, str, str | None]]:
+        """The first ``limit`` visible memories above id ``after`` without a vector of
+        ``model``: (memory id, text, sender)."""
+        return await embeddings.unembedded(self._db, model, after, limit)
+
+    async def observation_memories(self, event_ids: Sequence[int]) -> dict[int, int]:
+        """The observation memory of each of ``event_ids`` that still has one."""
+        return await embeddings.observation_memories(self._db, event_ids)
+
+    async def write_vectors(self, model: str, vectors: Sequence[tuple[int, bytes]]) -> set[int]:
+        """Store each vector under its memory, for the memories still stored, in one
+        shielded transaction; the ids written."""
+        with anyio.CancelScope(shield=True):
+            async with self.transaction() as db:
+                written = await embeddings.write(db, model, vectors)
+        return written
+
+    async def drop_vectors(self) -> int:
+        """Delete every vector (``rebuild``), in one shielded transaction; how many."""
+        with anyio.CancelScope(shield=True):
+            async with self.transaction() as db:
+                dropped = await embeddings.drop(db)
+        return dropped
+
+    async def vector_ids(self) -> set[int]:
+        """The memories that have a vector."""
+        return await embeddings.ids(self._db)
 
     # -- memories by id and page (souls.store.pages) --
 

@@ -300,6 +300,21 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX claims_event ON claims (soul, event_id);
         """,
     ),
+    (
+        "0006_memory_vectors",
+        """
+        -- A memory's embedding, as on SQLite (souls/store/embeddings.py): unit float32,
+        -- little-endian, and the model that made it. Derived: it goes with its memory.
+        CREATE TABLE memory_vectors (
+            soul      integer NOT NULL,
+            memory_id bigint NOT NULL,
+            model     text NOT NULL,
+            vector    bytea NOT NULL,
+            PRIMARY KEY (soul, memory_id),
+            FOREIGN KEY (soul, memory_id) REFERENCES memories (soul, id) ON DELETE CASCADE
+        );
+        """,
+    ),
 )
 
 

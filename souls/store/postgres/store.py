@@ -39,7 +39,7 @@ from souls.store.fading import DAY, Fading
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
 from souls.store.pages import StoredEvent
-from souls.store.postgres import claims, due, inner, pages
+from souls.store.postgres import claims, due, embeddings, inner, pages
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.scope import scope_sql
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
@@ -571,6 +571,38 @@ class PgStore:
         """The ``limit`` tasks that fired last, the latest first."""
         async with self._pool.acquire() as db:
             return await due.fired(db, self.soul, limit)
+
+    # -- the semantic layer's vectors (souls.store.postgres.embeddings) --
+
+    async def vectors(self, model: str) -> list[tuple[int, bytes]]:
+        async with self._pool.acquire() as db:
+            return await embeddings.stored(db, self.soul, model)
+
+    async def unembedded(
+        self, model: str, after: int, limit: int
+    ) -> list[tuple[int, str, str | None]]:
+        async with self._pool.acquire() as db:
+            return await embeddings.unembedded(db, self.soul, model, after, limit)
+
+    async def observation_memories(self, event_ids: Sequence[int]) -> dict[int, int]:
+        async with self._pool.acquire() as db:
+            return await embeddings.observation_memories(db, self.soul, event_ids)
+
+    async def write_vectors(self, model: str, vectors: Sequence[tuple[int, bytes]]) -> set[int]:
+        with anyio.CancelScope(shield=True):
+            async with self._pool.acquire() as db, db.transaction():
+                written = await embeddings.write(db, self.soul, model, vectors)
+        return written
+
+    async def drop_vectors(self) -> int:
+        with anyio.CancelScope(shield=True):
+            async with self._pool.acquire() as db, db.transaction():
+                dropped = await embeddings.drop(db, self.soul)
+        return dropped
+
+    async def vector_ids(self) -> set[int]:
+        async with self._pool.acquire() as db:
+            return await embeddings.ids(db, self.soul)
 
     # -- memories by id and page (souls.store.postgres.pages) --
 
