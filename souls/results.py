@@ -8,6 +8,7 @@ import msgspec
 
 __all__ = [
     "MAX_REASONS",
+    "Card",
     "ContextResult",
     "DecayResult",
     "DueTask",
@@ -252,3 +253,31 @@ class MemoryPage(msgspec.Struct, frozen=True):
 
     items: list[MemoryItem]
     next_cursor: str | None
+
+
+class Card(msgspec.Struct, frozen=True):
+    """A card (souls/collision/cards.py): its conclusions, questions, tags, notes, and
+    for a protein its members."""
+
+    number: int
+    kind: str  # card | protein
+    title: str
+    source: str  # reflect | manual | synthesis
+    created: float
+    conclusions: list[str]
+    questions: list[str]
+    tags: list[str]
+    notes: list[str]
+    members: list[int]
+    strong_approvals: int = 0
+    last_touched: float = 0.0
+    # The questions (numbered from 1) the user closed.
+    closed: list[int] = msgspec.field(default_factory=list)
+    # When its conclusions were reached: the latest of the events it came from (the
+    # conversation's time, which an import may date long before ``created``).
+    reached: float = 0.0
+
+    @property
+    def open_questions(self) -> list[tuple[int, str]]:
+        """The questions not closed yet, with their numbers."""
+        return [(i, q) for i, q in enumerate(self.questions, 1) if i not in self.closed]

@@ -23,43 +23,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
-import msgspec
 
 from souls.collision.lines import key
+from souls.results import Card
+from souls.store.cards import NewCard
 from souls.store.files import replace_text
-from souls.store.store import Store
+from souls.store.interface import SoulStore
 from supervisor.errors import MissingItem
 
 __all__ = ["Card", "CardStore", "render"]
 
 
-class Card(msgspec.Struct, frozen=True):
-    number: int
-    kind: str  # card | protein
-    title: str
-    source: str  # reflect | manual | synthesis
-    created: float
-    conclusions: list[str]
-    questions: list[str]
-    tags: list[str]
-    notes: list[str]
-    members: list[int]
-    strong_approvals: int = 0
-    last_touched: float = 0.0
-    # The questions (numbered from 1) the user closed.
-    closed: list[int] = msgspec.field(default_factory=list)
-    # When its conclusions were reached: the latest of the events it came from (the
-    # conversation's time, which an import may date long before ``created``).
-    reached: float = 0.0
-
-    @property
-    def open_questions(self) -> list[tuple[int, str]]:
-        """The questions not closed yet, with their numbers."""
-        return [(i, q) for i, q in enumerate(self.questions, 1) if i not in self.closed]
-
-
 class CardStore:
-    def __init__(self, store: Store, folder: Path) -> None:
+    def __init__(self, store: SoulStore, folder: Path) -> None:
         self._store = store
         self._folder = folder
         # The keys of every conclusion and question on a card (``lines.key``), made on
@@ -83,42 +59,16 @@ class CardStore:
         if not conclusions:
             raise ValueError("a card needs at least one conclusion")
         kind = "protein" if members else "card"
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                if members:
-                    marks = ",".join("?" * len(members))
-                    known = await db.execute_fetchall(
-                        f"SELECT number FROM cards WHERE number IN ({marks})", list(members)
-                    )
-                    missing = set(members) - {n for (n,) in known}
-                    if missing:
-                        raise ValueError(f"no card numbered {sorted(missing)[0]} to synthesise")
-                cursor = await db.execute(
-                    "INSERT INTO cards (kind, title, source, created, last_touched)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (kind, title.strip() or conclusions[0][:80], source, now, now),
-                )
-                inserted = cursor.lastrowid
-                assert inserted is not None
-                number: int = inserted
-                lines = [("conclusion", c) for c in conclusions]
-                lines += [("question", q.strip()) for q in questions if q.strip()]
-                lines += [("tag", t.strip()) for t in tags if t.strip()]
-                await db.executemany(
-                    "INSERT INTO card_lines (card, position, kind, text, created)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    [(number, i, k, text, now) for i, (k, text) in enumerate(lines)],
-                )
-                await db.executemany(
-                    "INSERT INTO card_members (protein, member) VALUES (?, ?)",
-                    [(number, m) for m in members],
-                )
-                # The events a card came from: those of the memories its summary cited.
-                await db.executemany(
-                    "INSERT OR IGNORE INTO card_sources (card, event_id)"
-                    " SELECT ?, event_id FROM memories WHERE id = ? AND event_id IS NOT NULL",
-                    [(number, m) for m in memories],
-                )
+        rows = self._store.cards
+        # The soul is its store's only writer: a member found now is there at the write.
+        missing = set(members) - await rows.existing(members) if members else set()
+        if missing:
+            raise ValueError(f"no card numbered {sorted(missing)[0]} to synthesise")
+        lines = [("conclusion", c) for c in conclusions]
+        lines += [("question", q.strip()) for q in questions if q.strip()]
+        lines += [("tag", t.strip()) for t in tags if t.strip()]
+        title = title.strip() or conclusions[0][:80]
+        number = await rows.add(NewCard(kind, title, source, lines, members, memories, now))
         if self._keys is not None:
             self._keys.update(key(text) for kind, text in lines if kind != "tag")
         card = await self.get(number)
@@ -129,10 +79,7 @@ class CardStore:
     async def line_keys(self) -> set[str]:
         """The keys of every conclusion and open question any card holds."""
         if self._keys is None:
-            rows = await self._store.db.execute_fetchall(
-                "SELECT text FROM card_lines WHERE kind IN ('conclusion', 'question')"
-            )
-            self._keys = {key(text) for (text,) in rows}
+            self._keys = {key(text) for text in await self._store.cards.line_texts()}
         return self._keys
 
     async def close(
@@ -150,19 +97,7 @@ class CardStore:
             raise ValueError(f"card {answered_by} has no conclusion line {line}")
         # The answer is named, not quoted: forgetting its events redacts it in one place.
         text = f"closed question {question}: answered by card {answered_by:04d} line {line}"
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                await db.execute(
-                    "INSERT INTO card_closures (card, question, answered_by, line, created)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (number, question, answered_by, line, now),
-                )
-                await db.execute(
-                    "INSERT INTO card_lines (card, position, kind, text, created)"
-                    " SELECT ?, coalesce(max(position), -1) + 1, 'note', ?, ?"
-                    " FROM card_lines WHERE card = ?",
-                    (number, text, now, number),
-                )
+        await self._store.cards.close(number, question, answered_by, line, text, now)
         closed = await self.get(number)
         assert closed is not None
         await self._write(closed)
@@ -174,22 +109,7 @@ class CardStore:
             raise ValueError("a note needs text")
         if await self.get(number) is None:
             raise MissingItem(f"no card numbered {number}; list them with `soupd cards`")
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                rows = list(
-                    await db.execute_fetchall(
-                        "SELECT coalesce(max(position), -1) + 1 FROM card_lines WHERE card = ?",
-                        (number,),
-                    )
-                )
-                await db.execute(
-                    "INSERT INTO card_lines (card, position, kind, text, created)"
-                    " VALUES (?, ?, 'note', ?, ?)",
-                    (number, rows[0][0], text.strip(), now),
-                )
-                await db.execute(
-                    "UPDATE cards SET last_touched = ? WHERE number = ?", (now, number)
-                )
+        await self._store.cards.note(number, text.strip(), now)
         card = await self.get(number)
         assert card is not None
         await self._write(card)
@@ -242,58 +162,7 @@ class CardStore:
         return problems
 
     async def _load(self, number: int | None) -> list[Card]:
-        # One query per table whatever the number of cards: all() runs at every draw.
-        one = number is not None
-        params = (number,) if one else ()
-        db = self._store.db
-        heads = await db.execute_fetchall(
-            "SELECT number, kind, title, source, created, strong_approvals, last_touched"
-            f" FROM cards{' WHERE number = ?' if one else ''} ORDER BY number",
-            params,
-        )
-        if not heads:
-            return []
-        lines: dict[int, dict[str, list[str]]] = {}
-        for card, kind, text in await db.execute_fetchall(
-            f"SELECT card, kind, text FROM card_lines{' WHERE card = ?' if one else ''}"
-            " ORDER BY card, position",
-            params,
-        ):
-            lines.setdefault(card, {}).setdefault(kind, []).append(text)
-        members: dict[int, list[int]] = {}
-        for protein, member in await db.execute_fetchall(
-            "SELECT protein, member FROM card_members"
-            f"{' WHERE protein = ?' if one else ''} ORDER BY protein, member",
-            params,
-        ):
-            members.setdefault(protein, []).append(member)
-        closed: dict[int, list[int]] = {}
-        for card, question in await db.execute_fetchall(
-            f"SELECT card, question FROM card_closures{' WHERE card = ?' if one else ''}"
-            " ORDER BY card, question",
-            params,
-        ):
-            closed.setdefault(card, []).append(question)
-        reached: dict[int, float] = {
-            card: ts
-            for card, ts in await db.execute_fetchall(
-                "SELECT s.card, max(e.ts) FROM card_sources AS s JOIN events AS e"
-                f" ON e.id = s.event_id{' WHERE s.card = ?' if one else ''} GROUP BY s.card",
-                params,
-            )
-        }
-        cards = []
-        for num, kind, title, source, created, approvals, touched in heads:
-            by_kind = lines.get(num, {})
-            cards.append(
-                Card(
-                    num, kind, title, source, created, by_kind.get("conclusion", []),
-                    by_kind.get("question", []), by_kind.get("tag", []),
-                    by_kind.get("note", []), members.get(num, []), approvals, touched,
-                    closed.get(num, []), reached.get(num, created),
-                )
-            )  # fmt: skip
-        return cards
+        return await self._store.cards.load(number)
 
     async def _write(self, card: Card) -> None:
         await anyio.Path(self._folder).mkdir(parents=True, exist_ok=True)

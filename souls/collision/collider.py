@@ -19,7 +19,6 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Sequence
 
-import anyio
 import msgspec
 
 from souls.collision.cards import Card, CardStore
@@ -27,7 +26,8 @@ from souls.collision.judge import Judge
 from souls.collision.lightning import Draw, LightningConfig, PoolCard, draw, redraw
 from souls.collision.lines import read
 from souls.collision.presentation_gate import GateCard, Verdict
-from souls.store.store import Store
+from souls.store.cards import DrawRow
+from souls.store.interface import SoulStore
 from supervisor.errors import MissingItem
 
 __all__ = ["VERDICTS", "Collider", "Collision", "LineRow", "VerdictRow", "pool_card"]
@@ -73,7 +73,7 @@ class Collision(msgspec.Struct, frozen=True):
 
 
 class Collider:
-    def __init__(self, name: str, store: Store, cards: CardStore) -> None:
+    def __init__(self, name: str, store: SoulStore, cards: CardStore) -> None:
         self._name = name
         self._store = store
         self._cards = cards
@@ -112,31 +112,25 @@ class Collider:
         passed = criterion is not None
         spark = _spark(criterion, verdicts) if passed else ""
         weights = {str(number): w for number, w in drawn.weights.items()}
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                cursor = await db.execute(
-                    "INSERT INTO draws (seed, topic, cards, wildcard, presented, criterion,"
-                    " verdicts, created, judge, n, exclude, weights, replay_of)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        drawn.seed,
-                        topic,
-                        json.dumps(drawn.cards),
-                        drawn.wildcard,
-                        int(passed),
-                        criterion,
-                        msgspec.json.encode(verdicts).decode(),
-                        now,
-                        judgement.judge,
-                        size,
-                        json.dumps(list(exclude)),
-                        json.dumps(weights),
-                        as_of,
-                    ),
-                )
-        assert cursor.lastrowid is not None
+        number = await self._store.cards.add_draw(
+            DrawRow(
+                seed=drawn.seed,
+                topic=topic,
+                cards=json.dumps(drawn.cards),
+                wildcard=drawn.wildcard,
+                presented=passed,
+                criterion=criterion,
+                verdicts=msgspec.json.encode(verdicts).decode(),
+                created=now,
+                judge=judgement.judge,
+                n=size,
+                exclude=json.dumps(list(exclude)),
+                weights=json.dumps(weights),
+                replay_of=as_of,
+            )
+        )
         return Collision(
-            draw=cursor.lastrowid,
+            draw=number,
             seed=drawn.seed,
             topic=topic,
             cards=drawn.cards,
@@ -144,7 +138,7 @@ class Collider:
             presented=passed,
             criterion=criterion,
             verdicts=verdicts,
-            reproduce=_reproduce(self._name, cursor.lastrowid),
+            reproduce=_reproduce(self._name, number),
             created=now,
             spark=spark,
             judge=judgement.judge,
@@ -158,12 +152,8 @@ class Collider:
         """What earlier presentations showed, each with the draw that first did: the
         criterion and the card lines it rested on (of the draws before ``before``, when a
         draw is reproduced as it was)."""
-        rows = await self._store.db.execute_fetchall(
-            "SELECT id, verdicts FROM draws WHERE presented = 1 AND id < ? ORDER BY id",
-            (before if before is not None else 2**63 - 1,),
-        )
         shown: dict[tuple[object, ...], int] = {}
-        for number, recorded in rows:
+        for number, recorded in await self._store.cards.presented_before(before):
             for v in msgspec.json.decode(recorded, type=list[VerdictRow]):
                 if v.passed and v.lines:
                     shown.setdefault(_shows(v), number)
@@ -173,15 +163,12 @@ class Collider:
         self, number: int, topic: str, pool: list[PoolCard]
     ) -> tuple[str, int, list[str], Draw]:
         """Draw ``number`` again from its ledger row: (topic, n, exclude, draw)."""
-        rows = list(
-            await self._store.db.execute_fetchall(
-                "SELECT topic, seed, n, exclude, weights, cards FROM draws WHERE id = ?",
-                (number,),
-            )
-        )
-        if not rows:
+        row = await self._store.cards.draw(number)
+        if row is None:
             raise MissingItem(f"no draw {number}; see `soupd ledger`")
-        recorded, seed, size, exclude, weights, cards = rows[0]
+        recorded, seed, size, exclude, weights, cards = (
+            row.topic, row.seed, row.n, row.exclude, row.weights, row.cards
+        )  # fmt: skip
         if weights is None or size is None:
             raise ValueError(
                 f"draw {number} was recorded before draws kept their weights; "
@@ -209,14 +196,10 @@ class Collider:
         what is wrong."""
         if verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}")
-        rows = list(
-            await self._store.db.execute_fetchall(
-                "SELECT cards, presented FROM draws WHERE id = ?", (draw,)
-            )
-        )
-        if not rows:
+        row = await self._store.cards.draw(draw)
+        if row is None:
             raise MissingItem(f"no draw {draw}; see `soupd ledger`")
-        cards, presented = json.loads(rows[0][0]), bool(rows[0][1])
+        cards, presented = json.loads(row.cards), row.presented
         if not presented:
             raise ValueError(f"draw {draw} was silent: nothing was presented to judge")
         if card not in cards:
@@ -232,73 +215,41 @@ class Collider:
                     f"card {card} has {len(judged.conclusions)} conclusion lines; "
                     f"--line must be between 1 and {len(judged.conclusions)}"
                 )
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                done = list(
-                    await db.execute_fetchall(
-                        "SELECT verdict FROM verdicts WHERE draw = ? AND card = ?", (draw, card)
-                    )
-                )
-                if done:
-                    raise ValueError(
-                        f"card {card} already has a verdict ({done[0][0]}) for draw {draw}"
-                    )
-                await db.execute(
-                    "INSERT INTO verdicts (draw, card, verdict, line, created)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (draw, card, verdict, line, now),
-                )
-                if verdict == "strong":
-                    await db.execute(
-                        "UPDATE cards SET strong_approvals = strong_approvals + 1,"
-                        " last_touched = ? WHERE number = ?",
-                        (now, card),
-                    )
+        done = await self._store.cards.add_verdict(draw, card, verdict, line, now)
+        if done is not None:
+            raise ValueError(f"card {card} already has a verdict ({done}) for draw {draw}")
         return {"draw": draw, "card": card, "verdict": verdict, "line": line}
 
     async def ledger(self, limit: int) -> list[Collision]:
-        rows = await self._store.db.execute_fetchall(
-            "SELECT id, seed, topic, cards, wildcard, presented, criterion, verdicts, created,"
-            " judge, n, exclude, replay_of, weights FROM draws ORDER BY id DESC LIMIT ?",
-            (limit,),
-        )
         return [
             Collision(
-                draw=row[0],
-                seed=row[1],
-                topic=row[2],
-                cards=json.loads(row[3]),
-                wildcard=row[4],
-                presented=bool(row[5]),
-                criterion=row[6],
-                verdicts=msgspec.json.decode(row[7], type=list[VerdictRow]),
-                reproduce=_reproduce(self._name, row[0]),
-                created=row[8],
-                judge=row[9],
-                n=row[10],
-                exclude=json.loads(row[11]),
-                replay_of=row[12],
-                weights=_drawn_weights(json.loads(row[3]), row[13]),
+                draw=number,
+                seed=row.seed,
+                topic=row.topic,
+                cards=json.loads(row.cards),
+                wildcard=row.wildcard,
+                presented=row.presented,
+                criterion=row.criterion,
+                verdicts=msgspec.json.decode(row.verdicts, type=list[VerdictRow]),
+                reproduce=_reproduce(self._name, number),
+                created=row.created,
+                judge=row.judge,
+                n=row.n,
+                exclude=json.loads(row.exclude),
+                replay_of=row.replay_of,
+                weights=_drawn_weights(json.loads(row.cards), row.weights),
             )
-            for row in rows
+            for number, row in await self._store.cards.draws(limit)
         ]
 
     async def verdict_mix(self) -> dict[str, int]:
         """How many verdicts of each kind the user gave."""
-        rows = await self._store.db.execute_fetchall(
-            "SELECT verdict, count(*) FROM verdicts GROUP BY verdict"
-        )
-        counts = {verdict: int(n) for verdict, n in rows}
+        counts = await self._store.cards.verdict_counts()
         return {verdict: counts.get(verdict, 0) for verdict in VERDICTS}
 
     async def silence_rate(self) -> float | None:
         """Share of collisions silenced (a reproduction is no new collision)."""
-        rows = list(
-            await self._store.db.execute_fetchall(
-                "SELECT count(*), sum(1 - presented) FROM draws WHERE replay_of IS NULL"
-            )
-        )
-        total, silent = rows[0]
+        total, silent = await self._store.cards.silence()
         return None if not total else round(silent / total, 4)
 
 

@@ -31,7 +31,7 @@ import msgspec
 from souls.collision.cards import Card
 from souls.collision.lines import Line, covers, read
 from souls.collision.markdown import to_html
-from souls.store.store import Store
+from souls.store.interface import SoulStore
 
 __all__ = ["ClosureProposal", "ProteinProposal", "TideConfig", "TideReport", "tide"]
 
@@ -86,7 +86,7 @@ class TideReport(msgspec.Struct, frozen=True):
 
 
 async def tide(
-    store: Store,
+    store: SoulStore,
     cards: Sequence[Card],
     now: float,
     config: TideConfig,
@@ -97,15 +97,13 @@ async def tide(
     ``hebbian_threshold`` is the edge weight that links two cards (recall's association
     threshold); ``people``: the terms of the names of the people talking, which answer
     nothing."""
-    db = store.db
+    rows = store.cards
     since = now - WEEK
-    draws = list(
-        await db.execute_fetchall(
-            "SELECT id, cards, presented, replay_of FROM draws WHERE created >= ? ORDER BY id",
-            (since,),
-        )
-    )
-    judged = {(d, c) for d, c in await db.execute_fetchall("SELECT draw, card FROM verdicts")}
+    draws = [
+        (number, row.cards, row.presented, row.replay_of)
+        for number, row in await rows.draws_since(since)
+    ]
+    judged = await rows.judged()
     pending = [
         {"draw": draw, "card": card}
         for draw, drawn, presented, _ in draws
@@ -123,30 +121,24 @@ async def tide(
         _joined(cards),
         config.max_members,
     )
-    (strong,) = list(
-        await db.execute_fetchall(
-            "SELECT count(*) FROM verdicts WHERE verdict = 'strong' AND created >= ?", (since,)
-        )
-    )
-    (made,) = list(
-        await db.execute_fetchall("SELECT count(*) FROM card_closures WHERE created >= ?", (since,))
-    )
-    collisions = [presented for _, _, presented, replay in draws if replay is None]
-    presented = sum(1 for _, _, shown, _ in draws if shown)
+    strong = await rows.strong_since(since)
+    made = await rows.closures_since(since)
+    collisions = [int(shown) for _, _, shown, replay in draws if replay is None]
+    presented_count = sum(1 for _, _, shown, _ in draws if shown)
     silence = None if not collisions else round(1 - sum(collisions) / len(collisions), 4)
     report = TideReport(
         since=since,
         until=now,
         draws=len(draws),
-        presented=presented,
+        presented=presented_count,
         silence_rate=silence,
         pending_verdicts=pending,
         protein_proposals=proteins,
         # Every card line is read: off the event loop, which serves every soul.
         closure_proposals=await anyio.to_thread.run_sync(closures, cards, config, people),
-        strong_approvals=strong[0],
+        strong_approvals=strong,
         complete=not pending,
-        closures_made=made[0],
+        closures_made=made,
     )
     markdown = _markdown(report)
     return msgspec.structs.replace(report, markdown=markdown, html=_html(markdown))
@@ -181,18 +173,11 @@ def closures(
     return found
 
 
-async def _hebbian_links(store: Store, threshold: float) -> dict[tuple[int, int], float]:
+async def _hebbian_links(store: SoulStore, threshold: float) -> dict[tuple[int, int], float]:
     """Card pairs whose source events' memories share an edge of at least ``threshold``,
     with the strongest such edge."""
-    rows = await store.db.execute_fetchall(
-        "SELECT ca.card, cb.card, max(e.weight) FROM edges AS e"
-        " JOIN memories AS ma ON ma.id = e.a JOIN card_sources AS ca ON ca.event_id = ma.event_id"
-        " JOIN memories AS mb ON mb.id = e.b JOIN card_sources AS cb ON cb.event_id = mb.event_id"
-        " WHERE e.weight >= ? AND ca.card <> cb.card GROUP BY ca.card, cb.card",
-        (threshold,),
-    )
     links: dict[tuple[int, int], float] = {}
-    for a, b, weight in rows:
+    for a, b, weight in await store.cards.links(threshold):
         pair = (min(a, b), max(a, b))
         links[pair] = max(links.get(pair, 0.0), float(weight))
     return links

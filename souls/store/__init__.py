@@ -5,9 +5,10 @@ through (:mod:`~souls.store.interface` the protocol it shares with the PostgreSQ
 store); :mod:`~souls.store.schema` its migrations, :mod:`~souls.store.changes` the
 derived state a turn writes in one go, :mod:`~souls.store.due` the @due wake-ups' rows,
 :mod:`~souls.store.inner` the inner state as the cognitive loop reads it back,
-:mod:`~souls.store.pages` memories read by id and page, :mod:`~souls.store.embeddings`
-the semantic layer's vectors, :mod:`~souls.store.scope` what a recall or a listing is
-narrowed to,
+:mod:`~souls.store.pages` memories read by id and page,
+:mod:`~souls.store.embeddings` the semantic layer's vectors,
+:mod:`~souls.store.cards` the collision room's rows,
+:mod:`~souls.store.scope` what a recall or a listing is narrowed to,
 :mod:`~souls.store.neighbours` how each memory is indexed with the turns around it,
 :mod:`~souls.store.bm25` the exact BM25 over the index's statistics,
 :mod:`~souls.store.hiding` memories hidden as decay does,
@@ -24,6 +25,6 @@ collision, llm, actor).
 
 # The modules other rooms may import; the rest are this room's own.
 __all__ = [
-    "batch", "bm25", "changes", "check", "fading", "files", "inner", "interface", "neighbours",
-    "reindex", "store",
+    "batch", "bm25", "cards", "changes", "check", "fading", "files", "inner", "interface",
+    "neighbours", "reindex", "store",
 ]  # fmt: skip

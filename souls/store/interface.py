@@ -23,7 +23,11 @@ edges, markers, gaps, activity; :mod:`souls.store.inner` on SQLite,
 and the soul's correction: :mod:`souls.store.pages`, :mod:`souls.store.postgres.pages`,
 tests/souls/store/test_pages.py) and the semantic layer's vectors
 (souls/actor/embedding.py: :mod:`souls.store.embeddings`,
-:mod:`souls.store.postgres.embeddings`, tests/souls/store/test_embeddings.py).
+:mod:`souls.store.postgres.embeddings`, tests/souls/store/test_embeddings.py). The
+collision room (souls/collision/cards.py, collider.py, tide.py) reads and writes its
+cards, draws and verdicts through :class:`CardRows` (``SoulStore.cards``: a protocol of
+its own, as the room's tables are; :mod:`souls.store.cards`,
+:mod:`souls.store.postgres.cards`, tests/souls/store/test_card_rows.py).
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``StoreCounts``, ``Successor``,
@@ -41,8 +45,6 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
   markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
   secure_delete``, FTS5 ``optimize``, WAL checkpoint), export, backup, rebuild.
 * souls/actor/scrub.py — ``assemblies``, ``draws``, ``gaps``, ``goals``, ``soul_state``.
-* souls/collision/cards.py, collider.py, tide.py — ``cards``, ``card_*``, ``draws``,
-  ``verdicts``, ``edges``, ``memories``.
 * souls/knowledge/entries.py, knowledge.py, navigate.py, persons.py — ``claims``,
   ``questions``, ``goals``, ``persons``, ``identities``, ``assemblies``, ``summaries``.
   Their claims reach the SQLite store only: ``Plan.write`` (the claims of ingest,
@@ -75,8 +77,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from souls.results import DecayResult, DueTask, MemoryItem
+from souls.results import Card, DecayResult, DueTask, MemoryItem
 from souls.store.bm25 import TermStats
+from souls.store.cards import DrawRow, NewCard
 from souls.store.changes import Changes
 from souls.store.fading import Fading
 from souls.store.inner import MindCounts, Observation, Summary
@@ -84,7 +87,82 @@ from souls.store.neighbours import Row
 from souls.store.pages import StoredEvent
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
 
-__all__ = ["SoulStore"]
+__all__ = ["CardRows", "SoulStore"]
+
+
+class CardRows(Protocol):
+    """The collision room's rows of one soul (``SoulStore.cards``: souls/store/cards.py,
+    souls/store/postgres/cards.py): cards, the ledger of draws, verdicts. Writes are
+    each one transaction; numbers are the soul's own, never reused."""
+
+    async def existing(self, numbers: Sequence[int]) -> set[int]:
+        """Those of ``numbers`` that are cards."""
+        ...
+
+    async def add(self, card: NewCard) -> int:
+        """Store a new card (its lines in order, members, the events of its memories);
+        its number."""
+        ...
+
+    async def line_texts(self) -> list[str]:
+        """Every conclusion and question of every card, by card and position."""
+        ...
+
+    async def close(
+        self, number: int, question: int, answered_by: int, line: int, note: str, now: float
+    ) -> None:
+        """Record a question of card ``number`` closed and append ``note`` to it."""
+        ...
+
+    async def note(self, number: int, text: str, now: float) -> None:
+        """Append a note to card ``number``, touching it."""
+        ...
+
+    async def load(self, number: int | None) -> list[Card]:
+        """Card ``number`` (none or one), or every card by number."""
+        ...
+
+    async def links(self, threshold: float) -> list[tuple[int, int, float]]:
+        """Card pairs whose source events' memories share a Hebbian edge of at least
+        ``threshold``, with the strongest, by the pair."""
+        ...
+
+    async def closures_since(self, since: float) -> int: ...
+
+    async def add_draw(self, draw: DrawRow) -> int:
+        """Record a draw in the ledger; its number."""
+        ...
+
+    async def draw(self, number: int) -> DrawRow | None: ...
+
+    async def draws(self, limit: int) -> list[tuple[int, DrawRow]]:
+        """The latest ``limit`` draws, the latest first."""
+        ...
+
+    async def draws_since(self, since: float) -> list[tuple[int, DrawRow]]:
+        """The draws made at or after ``since``, the earliest first."""
+        ...
+
+    async def presented_before(self, before: int | None) -> list[tuple[int, str]]:
+        """(number, verdicts) of the presented draws below ``before``, earliest first."""
+        ...
+
+    async def silence(self) -> tuple[int, int]:
+        """Draws that are no reproduction, and how many of them were silenced."""
+        ...
+
+    async def add_verdict(
+        self, draw: int, card: int, verdict: str, line: int | None, now: float
+    ) -> str | None:
+        """Record a verdict (a strong one counts on the card); if the card already has
+        one for that draw, nothing changes and that one is returned."""
+        ...
+
+    async def judged(self) -> set[tuple[int, int]]: ...
+
+    async def verdict_counts(self) -> dict[str, int]: ...
+
+    async def strong_since(self, since: float) -> int: ...
 
 
 class SoulStore(Protocol):
@@ -150,6 +228,11 @@ class SoulStore(Protocol):
 
     async def fired_due(self, limit: int) -> list[DueTask]:
         """The ``limit`` tasks that fired last, the latest first."""
+        ...
+
+    @property
+    def cards(self) -> CardRows:
+        """The collision room's rows (cards, draws, verdicts)."""
         ...
 
     # The semantic layer's vectors (souls.store.embeddings; souls/actor/embedding.py).

@@ -34,6 +34,7 @@ from souls.results import DecayResult, DueTask, MemoryItem
 from souls.store import due, embeddings, inner, pages
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
+from souls.store.cards import CardRows
 from souls.store.changes import Changes, write_changes
 from souls.store.fading import Fading, fade
 from souls.store.hiding import hide
@@ -633,6 +634,11 @@ class Store:
     async def fired_due(self, limit: int) -> list[DueTask]:
         """The ``limit`` tasks that fired last, the latest first."""
         return await due.fired(self._db, limit)
+
+    @property
+    def cards(self) -> CardRows:
+        """The collision room's rows: cards, draws, verdicts (souls.store.cards)."""
+        return CardRows(self)
 
     # -- the semantic layer's vectors (souls.store.embeddings) --
 

@@ -315,6 +315,98 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0007_cards",
+        """
+        -- The collision room's rows, as on SQLite (souls/store/cards.py): cards and their
+        -- lines, members, source events and closed questions; every lightning draw and
+        -- the user's verdicts. JSON columns are text, kept as written.
+        -- numbering: the soul's last card and draw numbers (never reused, as SQLite's
+        -- AUTOINCREMENT).
+        CREATE TABLE numbering (
+            soul integer NOT NULL REFERENCES souls (id),
+            name text NOT NULL,
+            last bigint NOT NULL,
+            PRIMARY KEY (soul, name)
+        );
+        CREATE TABLE cards (
+            soul             integer NOT NULL REFERENCES souls (id),
+            number           bigint NOT NULL,
+            kind             text NOT NULL,
+            title            text NOT NULL,
+            source           text NOT NULL,
+            created          double precision NOT NULL,
+            last_touched     double precision NOT NULL,
+            strong_approvals integer NOT NULL DEFAULT 0,
+            PRIMARY KEY (soul, number)
+        );
+        CREATE TABLE card_lines (
+            soul     integer NOT NULL,
+            card     bigint NOT NULL,
+            position integer NOT NULL,
+            kind     text NOT NULL,
+            text     text NOT NULL,
+            created  double precision NOT NULL,
+            PRIMARY KEY (soul, card, position),
+            FOREIGN KEY (soul, card) REFERENCES cards (soul, number)
+        );
+        CREATE TABLE card_members (
+            soul    integer NOT NULL,
+            protein bigint NOT NULL,
+            member  bigint NOT NULL,
+            PRIMARY KEY (soul, protein, member),
+            FOREIGN KEY (soul, protein) REFERENCES cards (soul, number),
+            FOREIGN KEY (soul, member) REFERENCES cards (soul, number)
+        );
+        CREATE TABLE card_sources (
+            soul     integer NOT NULL,
+            card     bigint NOT NULL,
+            event_id bigint NOT NULL,
+            PRIMARY KEY (soul, card, event_id),
+            FOREIGN KEY (soul, card) REFERENCES cards (soul, number)
+        );
+        CREATE INDEX card_sources_event ON card_sources (soul, event_id);
+        CREATE TABLE card_closures (
+            soul        integer NOT NULL,
+            card        bigint NOT NULL,
+            question    integer NOT NULL,
+            answered_by bigint NOT NULL,
+            line        integer NOT NULL,
+            created     double precision NOT NULL,
+            PRIMARY KEY (soul, card, question),
+            FOREIGN KEY (soul, card) REFERENCES cards (soul, number)
+        );
+        CREATE TABLE draws (
+            soul      integer NOT NULL REFERENCES souls (id),
+            id        bigint NOT NULL,
+            seed      bigint NOT NULL,
+            topic     text NOT NULL,
+            cards     text NOT NULL,
+            wildcard  bigint NOT NULL,
+            presented boolean NOT NULL,
+            criterion text,
+            verdicts  text NOT NULL,
+            created   double precision NOT NULL,
+            judge     text NOT NULL DEFAULT 'builtin',
+            n         integer,
+            exclude   text NOT NULL DEFAULT '[]',
+            weights   text,
+            replay_of bigint,
+            PRIMARY KEY (soul, id)
+        );
+        CREATE INDEX draws_created ON draws (soul, created);
+        CREATE TABLE verdicts (
+            soul    integer NOT NULL,
+            draw    bigint NOT NULL,
+            card    bigint NOT NULL,
+            verdict text NOT NULL,
+            line    integer,
+            created double precision NOT NULL,
+            PRIMARY KEY (soul, draw, card),
+            FOREIGN KEY (soul, draw) REFERENCES draws (soul, id)
+        );
+        """,
+    ),
 )
 
 

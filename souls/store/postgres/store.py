@@ -17,8 +17,10 @@ A turn's derived rows (:class:`~souls.store.changes.Changes`) are all written as
 :func:`~souls.store.changes.write_changes` writes them on SQLite, ``fired`` marking the
 ``due`` rows of the soul's agenda (:mod:`souls.store.postgres.due`), ``claims`` and
 ``closings`` the claims recall reads (:mod:`souls.store.postgres.claims`: successors,
-what states a slot, a memory ``superseded``). Not yet here: questions, cards and the
-rest of the SQLite store modules (souls/store/interface.py lists them).
+what states a slot, a memory ``superseded``). The inner state's reads, memory pages,
+vectors and the collision room's rows are modules of their own beside this one
+(inner, pages, embeddings, cards). Not yet here: questions, goals, persons and the rest
+of the SQLite store modules (souls/store/interface.py lists them).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
 from souls.store.pages import StoredEvent
 from souls.store.postgres import claims, due, embeddings, inner, pages
+from souls.store.postgres.cards import PgCardRows
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.scope import scope_sql
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
@@ -571,6 +574,11 @@ class PgStore:
         """The ``limit`` tasks that fired last, the latest first."""
         async with self._pool.acquire() as db:
             return await due.fired(db, self.soul, limit)
+
+    @property
+    def cards(self) -> PgCardRows:
+        """The collision room's rows: cards, draws, verdicts (souls.store.postgres.cards)."""
+        return PgCardRows(self._pool, self.soul)
 
     # -- the semantic layer's vectors (souls.store.postgres.embeddings) --
 
