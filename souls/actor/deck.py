@@ -45,7 +45,7 @@ from souls.messages import CardAdd, Lightning
 from souls.mind.reflect import REFLECT_OFFLOAD_CHARS
 from souls.results import PushResult
 from souls.store.changes import Changes
-from souls.store.store import Store
+from souls.store.interface import SoulStore
 from supervisor.errors import InvalidParams, MissingItem, NotFound, SoupdError
 from supervisor.pace import in_worker
 
@@ -62,7 +62,7 @@ class Deck:
         config: SoulConfig,
         clock: Clock,
         *,
-        store: Store,
+        store: SoulStore,
         cards: CardStore,
         mind: Mind,
         root: Path,
@@ -82,13 +82,8 @@ class Deck:
     async def crystallise(self, summary: str) -> None:
         """Turn what a new summary concluded into a card (none if it concluded nothing
         that the summary before it and the earlier cards did not already say)."""
-        rows = list(
-            await self._store.db.execute_fetchall(
-                "SELECT text FROM summaries WHERE layer = 'consolidated'"
-                " ORDER BY id DESC LIMIT 1 OFFSET 1"
-            )
-        )
-        previous = rows[0][0] if rows else ""
+        before = await self._store.summary("consolidated", back=1)
+        previous = before.text if before is not None else ""
         if len(summary) + len(previous) < REFLECT_OFFLOAD_CHARS:
             reading = read_summary(summary, previous)
         else:  # reading a long summary costs about 0.4 ms per thousand characters
@@ -109,20 +104,10 @@ class Deck:
             self._emit("card", {"number": card.number, "title": card.title})
 
     async def _rarity(self, wanted: AbstractSet[str]) -> Counts:
-        """How many visible memories hold each of ``wanted``, and how many there are
-        (the index's own text column: a memory's neighbouring turns are not its text)."""
-        db = self._store.db
-        frequencies: dict[str, int] = {}
-        ordered = sorted(wanted)
-        for start in range(0, len(ordered), 500):  # SQLite's bound on parameters
-            chunk = ordered[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = await db.execute_fetchall(
-                f"SELECT term, doc FROM memory_vocab WHERE term IN ({marks})", chunk
-            )
-            frequencies.update({term: int(n) for term, n in rows})
-        (documents,) = list(await db.execute_fetchall("SELECT count(*) FROM memory_fts"))
-        return Counts(int(documents[0]), frequencies)
+        """How many visible memories hold each of ``wanted`` (in their text or their
+        neighbouring turns, as recall counts them), and how many there are."""
+        stats = await self._store.term_stats()
+        return Counts(stats.documents, {t: n for t in wanted if (n := stats.df(t))})
 
     async def add(self, add: CardAdd) -> Card:
         """A card from the user: a protein (``synthesis``) when it has members."""

@@ -58,10 +58,11 @@ class MindCounts:
     weeklies: int  # weekly summary versions
 
 
-async def summary(db: aiosqlite.Connection, layer: str) -> Summary | None:
+async def summary(db: aiosqlite.Connection, layer: str, back: int = 0) -> Summary | None:
+    """The latest version of summary ``layer``, or the one ``back`` versions before it."""
     rows = await db.execute_fetchall(
-        "SELECT id, text, created FROM summaries WHERE layer = ? ORDER BY id DESC LIMIT 1",
-        (layer,),
+        "SELECT id, text, created FROM summaries WHERE layer = ? ORDER BY id DESC LIMIT 1 OFFSET ?",
+        (layer, back),
     )
     return Summary(*next(iter(rows))) if rows else None
 

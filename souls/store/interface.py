@@ -24,7 +24,8 @@ and the soul's correction: :mod:`souls.store.pages`, :mod:`souls.store.postgres.
 tests/souls/store/test_pages.py) and the semantic layer's vectors
 (souls/actor/embedding.py: :mod:`souls.store.embeddings`,
 :mod:`souls.store.postgres.embeddings`, tests/souls/store/test_embeddings.py). The
-collision room (souls/collision/cards.py, collider.py, tide.py) reads and writes its
+collision room (souls/collision/cards.py, collider.py, tide.py, and the actor's deck)
+reads and writes its
 cards, draws and verdicts through :class:`CardRows` (``SoulStore.cards``: a protocol of
 its own, as the room's tables are; :mod:`souls.store.cards`,
 :mod:`souls.store.postgres.cards`, tests/souls/store/test_card_rows.py).
@@ -39,7 +40,6 @@ What is NOT behind the interface yet — the remaining work of #21's first point
 that reaches the SQLite connection directly (``store.db``, or the connection handed to
 ``Derived`` callbacks and ``store.transaction()``), outside souls/store/:
 
-* souls/actor/deck.py — ``summaries``, ``memory_fts``/``memory_vocab`` (FTS5 directly).
 * souls/actor/extraction.py — ``claims``, ``events``, ``unspoken``.
 * souls/actor/rights.py — forget (the full one: cards, claims, questions, summaries,
   markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
@@ -292,8 +292,9 @@ class SoulStore(Protocol):
     # The inner state, as the cognitive loop reads it back (souls.store.inner;
     # written by Changes, faded by decay).
 
-    async def summary(self, layer: str) -> Summary | None:
-        """The latest version of the summary ``layer`` (consolidated, weekly)."""
+    async def summary(self, layer: str, back: int = 0) -> Summary | None:
+        """The latest version of the summary ``layer`` (consolidated, weekly), or the
+        one ``back`` versions before it; None when there is none."""
         ...
 
     async def soul_state(self) -> dict[str, str]:

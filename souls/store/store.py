@@ -696,9 +696,10 @@ class Store:
 
     # -- the inner state, as the cognitive loop reads it back (souls.store.inner) --
 
-    async def summary(self, layer: str) -> Summary | None:
-        """The latest version of the summary ``layer`` (consolidated, weekly)."""
-        return await inner.summary(self._db, layer)
+    async def summary(self, layer: str, back: int = 0) -> Summary | None:
+        """The latest version of the summary ``layer`` (consolidated, weekly), or the
+        one ``back`` versions before it."""
+        return await inner.summary(self._db, layer, back)
 
     async def soul_state(self) -> dict[str, str]:
         return await inner.soul_state(self._db)

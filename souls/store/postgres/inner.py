@@ -16,12 +16,13 @@ __all__ = [
 ]  # fmt: skip
 
 
-async def summary(db: asyncpg.Connection, soul: int, layer: str) -> Summary | None:
+async def summary(db: asyncpg.Connection, soul: int, layer: str, back: int = 0) -> Summary | None:
     row = await db.fetchrow(
         "SELECT id, text, created FROM summaries WHERE soul = $1 AND layer = $2"
-        " ORDER BY id DESC LIMIT 1",
+        " ORDER BY id DESC LIMIT 1 OFFSET $3",
         soul,
         layer,
+        back,
     )
     return Summary(row["id"], row["text"], row["created"]) if row is not None else None
 

@@ -634,10 +634,11 @@ class PgStore:
 
     # -- the inner state, as the cognitive loop reads it back (souls.store.postgres.inner) --
 
-    async def summary(self, layer: str) -> Summary | None:
-        """The latest version of the summary ``layer`` (consolidated, weekly)."""
+    async def summary(self, layer: str, back: int = 0) -> Summary | None:
+        """The latest version of the summary ``layer`` (consolidated, weekly), or the
+        one ``back`` versions before it."""
         async with self._pool.acquire() as db:
-            return await inner.summary(db, self.soul, layer)
+            return await inner.summary(db, self.soul, layer, back)
 
     async def soul_state(self) -> dict[str, str]:
         async with self._pool.acquire() as db:

@@ -67,6 +67,10 @@ async def test_what_a_turn_wrote_reads_back_alike(store: SoulStore, opener: Open
         latest = await reader.summary("consolidated")
         assert latest is not None
         assert (latest.text, latest.created) == ("second", T0 + 30)
+        before = await reader.summary("consolidated", back=1)
+        assert before is not None
+        assert before.text == "first summary"
+        assert await reader.summary("consolidated", back=2) is None
         weekly = await reader.summary("weekly")
         assert isinstance(weekly, Summary)
         assert weekly.text == "the week"
