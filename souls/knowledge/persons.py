@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import anyio
 import msgspec
 
-from souls.store.store import Store
+from souls.store.interface import SoulStore
 
 __all__ = ["Person", "Persons", "parse_identity"]
 
@@ -41,16 +40,14 @@ def parse_identity(value: str) -> tuple[str, str]:
 
 
 class Persons:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: SoulStore) -> None:
         self._store = store
         self._by_identity: dict[tuple[str, str], str] = {}
 
     async def load(self) -> None:
-        rows = await self._store.db.execute_fetchall(
-            "SELECT i.channel, i.external, p.name FROM identities AS i"
-            " JOIN persons AS p ON p.id = i.person"
-        )
-        self._by_identity = {(channel, external): name for channel, external, name in rows}
+        self._by_identity = {
+            (channel, external): name for channel, external, name in await self._store.identities()
+        }
 
     def resolve(self, channel: str | None, sender: str | None) -> str | None:
         """The person behind ``sender`` on ``channel``, if linked."""
@@ -65,48 +62,18 @@ class Persons:
         if not name or len(name) > _MAX_NAME:
             raise ValueError(f"a person's name must be 1-{_MAX_NAME} characters")
         previous = self._by_identity.get((channel, external))
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                await db.execute(
-                    "INSERT INTO persons (name, created) VALUES (?, ?)"
-                    " ON CONFLICT (name) DO NOTHING",
-                    (name, now),
-                )
-                await db.execute(
-                    "INSERT INTO identities (channel, external, person, created)"
-                    " VALUES (?, ?, (SELECT id FROM persons WHERE name = ?), ?)"
-                    " ON CONFLICT (channel, external) DO UPDATE SET person = excluded.person",
-                    (channel, external, name, now),
-                )
-                cursor = await db.execute(
-                    "UPDATE events SET person = ? WHERE channel = ? AND sender = ?",
-                    (name, channel, external),
-                )
-                events = cursor.rowcount
-                claims = await db.execute(
-                    "UPDATE claims SET subject = ? WHERE event_id IN"
-                    " (SELECT id FROM events WHERE channel = ? AND sender = ?)",
-                    (name, channel, external),
-                )
-                await db.execute(
-                    "UPDATE questions SET asker = ? WHERE event_id IN"
-                    " (SELECT id FROM events WHERE channel = ? AND sender = ?)",
-                    (name, channel, external),
-                )
+        events, claims = await self._store.link_person(name, channel, external, now)
         self._by_identity[(channel, external)] = name
         return {
             "person": name,
             "identity": f"{channel}:{external}",
             "moved_from": previous if previous != name else None,
             "events": events,
-            "claims": claims.rowcount,
+            "claims": claims,
         }
 
     async def all(self) -> list[Person]:
-        rows = await self._store.db.execute_fetchall(
-            "SELECT p.id, p.name, i.channel, i.external FROM persons AS p"
-            " LEFT JOIN identities AS i ON i.person = p.id ORDER BY p.id, i.channel, i.external"
-        )
+        rows = await self._store.persons()
         people: dict[int, Person] = {}
         for person_id, name, channel, external in rows:
             person = people.setdefault(person_id, Person(person_id, name, []))

@@ -28,7 +28,10 @@ collision room (souls/collision/cards.py, collider.py, tide.py, and the actor's 
 reads and writes its
 cards, draws and verdicts through :class:`CardRows` (``SoulStore.cards``: a protocol of
 its own, as the room's tables are; :mod:`souls.store.cards`,
-:mod:`souls.store.postgres.cards`, tests/souls/store/test_card_rows.py).
+:mod:`souls.store.postgres.cards`, tests/souls/store/test_card_rows.py). People behind
+accounts (souls/knowledge/persons.py) are linked and read through it too
+(:mod:`souls.store.persons`, :mod:`souls.store.postgres.persons`,
+tests/souls/store/test_person_rows.py).
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``StoreCounts``, ``Successor``,
@@ -45,12 +48,13 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
   markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
   secure_delete``, FTS5 ``optimize``, WAL checkpoint), export, backup, rebuild.
 * souls/actor/scrub.py — ``assemblies``, ``draws``, ``gaps``, ``goals``, ``soul_state``.
-* souls/knowledge/entries.py, knowledge.py, navigate.py, persons.py — ``claims``,
-  ``questions``, ``goals``, ``persons``, ``identities``, ``assemblies``, ``summaries``.
+* souls/knowledge/entries.py, knowledge.py, navigate.py — ``claims``, ``questions``
+  (PostgreSQL has the table: migration 0008), ``goals``, ``assemblies``, ``summaries``.
   Their claims reach the SQLite store only: ``Plan.write`` (the claims of ingest,
   with :func:`~souls.store.changes.write_claims`, the statements of Changes' ``claims``
   and ``closings``) through append's ``derived``, stated entries, the model's
-  extraction and persons' relinking through ``store.transaction()``; not yet through
+  extraction through ``store.transaction()`` (persons' relinking is
+  :meth:`SoulStore.link_person`'s, on both backends); not yet through
   Changes, the way the interface stores them on both backends.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
@@ -233,6 +237,26 @@ class SoulStore(Protocol):
     @property
     def cards(self) -> CardRows:
         """The collision room's rows (cards, draws, verdicts)."""
+        ...
+
+    # People behind accounts (souls.store.persons; souls/knowledge/persons.py).
+
+    async def identities(self) -> list[tuple[str, str, str]]:
+        """Every linked identity as (channel, external id, person's name), by identity."""
+        ...
+
+    async def persons(self) -> list[tuple[int, str, str | None, str | None]]:
+        """Every person as (id, name, channel, external id): one row per identity, by
+        person then identity; a person with none, one row of None."""
+        ...
+
+    async def link_person(
+        self, name: str, channel: str, external: str, now: float
+    ) -> tuple[int, int]:
+        """Link account ``channel:external`` to person ``name`` (made when new; moved
+        from another person if linked before) and attribute its events, their claims
+        and their questions to the person, in one transaction; how many events and
+        claims were attributed."""
         ...
 
     # The semantic layer's vectors (souls.store.embeddings; souls/actor/embedding.py).

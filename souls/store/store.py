@@ -31,7 +31,7 @@ import anyio
 import msgspec
 
 from souls.results import DecayResult, DueTask, MemoryItem
-from souls.store import due, embeddings, inner, pages
+from souls.store import due, embeddings, inner, pages, persons
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.cards import CardRows
@@ -639,6 +639,27 @@ class Store:
     def cards(self) -> CardRows:
         """The collision room's rows: cards, draws, verdicts (souls.store.cards)."""
         return CardRows(self)
+
+    # -- people behind accounts (souls.store.persons) --
+
+    async def identities(self) -> list[tuple[str, str, str]]:
+        """Every linked identity as (channel, external id, person's name)."""
+        return await persons.identities(self._db)
+
+    async def persons(self) -> list[tuple[int, str, str | None, str | None]]:
+        """Every person as (id, name, channel, external id), a row per identity."""
+        return await persons.persons(self._db)
+
+    async def link_person(
+        self, name: str, channel: str, external: str, now: float
+    ) -> tuple[int, int]:
+        """Link an account to person ``name`` (made when new), attributing its events,
+        their claims and questions, in one shielded transaction; (events, claims)."""
+        with anyio.CancelScope(shield=True):
+            async with self.transaction() as db:
+                moved = await persons.link(db, name, channel, external, now)
+        self._speakers = None  # a linked person is a speaker now
+        return moved
 
     # -- the semantic layer's vectors (souls.store.embeddings) --
 

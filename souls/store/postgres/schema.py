@@ -407,6 +407,46 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0008_persons",
+        """
+        -- People behind accounts, as on SQLite (souls/store/persons.py), and the
+        -- questions people asked (souls/knowledge/questions.py), whose asker a link moves.
+        CREATE TABLE persons (
+            soul    integer NOT NULL REFERENCES souls (id),
+            id      bigint NOT NULL,
+            name    text NOT NULL,
+            created double precision NOT NULL,
+            PRIMARY KEY (soul, id),
+            UNIQUE (soul, name)
+        );
+        CREATE TABLE identities (
+            soul     integer NOT NULL,
+            channel  text NOT NULL,
+            external text NOT NULL,
+            person   bigint NOT NULL,
+            created  double precision NOT NULL,
+            PRIMARY KEY (soul, channel, external),
+            FOREIGN KEY (soul, person) REFERENCES persons (soul, id)
+        );
+        CREATE INDEX events_account ON events (soul, channel, sender);
+        CREATE TABLE questions (
+            soul     integer NOT NULL REFERENCES souls (id),
+            id       bigint NOT NULL,
+            event_id bigint NOT NULL,
+            asker    text,
+            session  text,
+            text     text NOT NULL,
+            asked    double precision NOT NULL,
+            state    text NOT NULL,      -- pending | answered | unanswered
+            resolved double precision,
+            answer   bigint,             -- the assistant event that settled it
+            PRIMARY KEY (soul, id)
+        );
+        CREATE INDEX questions_state ON questions (soul, state);
+        CREATE INDEX questions_event ON questions (soul, event_id);
+        """,
+    ),
 )
 
 

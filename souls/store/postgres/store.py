@@ -41,7 +41,7 @@ from souls.store.fading import DAY, Fading
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
 from souls.store.pages import StoredEvent
-from souls.store.postgres import claims, due, embeddings, inner, pages
+from souls.store.postgres import claims, due, embeddings, inner, pages, persons
 from souls.store.postgres.cards import PgCardRows
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.scope import scope_sql
@@ -579,6 +579,25 @@ class PgStore:
     def cards(self) -> PgCardRows:
         """The collision room's rows: cards, draws, verdicts (souls.store.postgres.cards)."""
         return PgCardRows(self._pool, self.soul)
+
+    # -- people behind accounts (souls.store.postgres.persons) --
+
+    async def identities(self) -> list[tuple[str, str, str]]:
+        async with self._pool.acquire() as db:
+            return await persons.identities(db, self.soul)
+
+    async def persons(self) -> list[tuple[int, str, str | None, str | None]]:
+        async with self._pool.acquire() as db:
+            return await persons.persons(db, self.soul)
+
+    async def link_person(
+        self, name: str, channel: str, external: str, now: float
+    ) -> tuple[int, int]:
+        with anyio.CancelScope(shield=True):
+            async with self._pool.acquire() as db, db.transaction():
+                moved = await persons.link(db, self.soul, name, channel, external, now)
+        self._speakers = None  # a linked person is a speaker now
+        return moved
 
     # -- the semantic layer's vectors (souls.store.postgres.embeddings) --
 
