@@ -51,7 +51,7 @@ from souls.mind.hebbian import Associations, HebbianConfig
 from souls.recall.cues import Boosts, Cues, Factors, weigh, weigh_one
 from souls.recall.slots import Asked, asked_slots
 from souls.results import Explanation, RecallItem, TermWeight
-from souls.store.bm25 import Held, Shares, TermStats
+from souls.store.bm25 import Held, Shares, TermStats, split
 from souls.store.interface import SoulStore
 from souls.store.neighbours import MAX_TURNS, Row
 from souls.store.store import Candidate, Hit, Scope, Successor
@@ -212,12 +212,13 @@ async def recall(
     cues = await Cues.read(store, query, terms, now)
     spare = hebbian.rif_competitors if hebbian else 0
     lexical = bool(terms or related)
-    found = _Found([], {}, {}, {})
+    found = _Found([], {}, {}, {}, {})
     if lexical:
         found = await _bm25(
             store, stats, config, [*terms, *related], measure.scale, cues, k + spare, scope
         )
-    whys, rows = found.whys, found.rows
+    whys, rows, by_id = found.whys, found.rows, found.by_id
+    measure.tokens.update(found.tokens)
     cited = _cited(layers, terms, asked, config.summary_line_coverage, stats) if lexical else []
     if scope and cited:
         inside = await store.within([memory_id for memory_id, _, _, _ in cited], scope)
@@ -225,7 +226,7 @@ async def recall(
     via = {memory_id: layer for memory_id, _, layer, _ in cited}
     coverage = {memory_id: covered for memory_id, covered, _, _ in cited}
     cited_ids = [memory_id for memory_id, _, _, _ in cited][:k]
-    wanted = [(m, coverage[m]) for m in cited_ids if m not in found.by_id]
+    wanted = [(m, coverage[m]) for m in cited_ids if m not in by_id]
     fetched = await _details(store, wanted, cache)
     rows = rows | await store.rows([m for m in cited_ids if m not in rows])
     relevance = {
@@ -235,7 +236,7 @@ async def recall(
     pool = [
         replace(hit, score=coverage[m])
         for m in cited_ids
-        if (hit := fetched.get(m) or found.by_id.get(m)) is not None
+        if (hit := fetched.get(m) or by_id.get(m)) is not None
     ]
     for hit in pool:
         own = measure.of(rows.get(hit.memory_id), whys.get(hit.memory_id))
@@ -444,22 +445,22 @@ class _Measure:
         self.stats = stats
         self.context_weight = config.context_weight
         self.shares = Shares(stats, asked, related, config.related_share, config.context_weight)
+        # Rows already split into tokens (own, context), by memory: BM25's best.
+        self.tokens: dict[int, tuple[list[str], list[str]]] = {}
         self._held: dict[int, Held] = {}
 
     def plain(self, row: Row) -> float:
         """Relevance without the other forms of the query's words (for explanations)."""
-        return (
-            Shares(self.stats, self.asked, {}, 0.0, self.context_weight)
-            .of(row.doc, row.prior, row.later)
-            .relevance
-        )
+        shares = Shares(self.stats, self.asked, {}, 0.0, self.context_weight)
+        return shares.of(*split(row.doc, row.prior, row.later)).relevance
 
     def held(self, row: Row | None) -> Held:
         if row is None:
             return _NOTHING
         held = self._held.get(row.memory_id)
         if held is None:
-            held = self._held[row.memory_id] = self.shares.of(row.doc, row.prior, row.later)
+            own, near = self.tokens.get(row.memory_id) or split(row.doc, row.prior, row.later)
+            held = self._held[row.memory_id] = self.shares.of(own, near)
         return held
 
     def of(self, row: Row | None, why: Factors | None) -> float:
@@ -618,13 +619,15 @@ async def _details(
 
 @dataclass(frozen=True, slots=True)
 class _Found:
-    """BM25's best memories (visible ones, best first) and, for each memory scored, how
-    it was scored, its index row and when it was said."""
+    """BM25's best memories (visible ones, best first), how each memory scored was
+    scored and, for the best, their index rows (also split: own tokens, context's) and
+    when they were said."""
 
     hits: list[Hit]
     whys: dict[int, Factors]
     rows: dict[int, Row]
     when: dict[int, float]
+    tokens: dict[int, tuple[list[str], list[str]]]
 
     @property
     def by_id(self) -> dict[int, Hit]:
@@ -659,15 +662,20 @@ async def _bm25(
         # them only in their neighbours, SQLite filters (exact, and slower).
         match = fts_match(terms)
         found = await store.candidates(match, 2 * limit, weight, scope=scope)
-        kept = [c for c in found if not held.isdisjoint(c.doc.split())]
+        kept = []
+        for c in found:
+            if not held.isdisjoint(c.doc.split()):
+                kept.append(c)
+                if len(kept) == limit:
+                    break
         if len(kept) < limit and len(found) == 2 * limit:
-            kept = await store.candidates(match, limit, weight, own=match, scope=scope)
-        kept = kept[:limit]
+            kept = (await store.candidates(match, limit, weight, own=match, scope=scope))[:limit]
         return _Found(
             [c.hit(c.score) for c in kept if c.visible],
             {c.memory_id: Factors(c.score) for c in kept},
             {c.memory_id: Row(c.memory_id, c.doc, c.prior, c.later) for c in kept},
             {c.memory_id: _when(c) for c in kept},
+            {c.memory_id: split(c.doc, c.prior, c.later) for c in kept},
         )
     wanted = max(limit * config.candidates_per_result, 50)
     common = [term for term in terms if term not in probe]
@@ -696,34 +704,33 @@ async def _bm25(
     reach = stats.bound(unbound) if unbound else 0.0
     most = cues.most(boosts) if cues else 1.0
     whys: dict[int, Factors] = {}
+    # Each candidate scored, split once (own tokens, context's), with its score.
+    scored: dict[int, tuple[Candidate, tuple[list[str], list[str]], float]] = {}
     best: list[float] = []  # the ``limit`` best scores so far, a min-heap
     for c in found:
-        base = 0.0 if fallback or scale else c.score
         if not fallback and len(best) == limit and (c.score + reach) * most < best[0]:
             break
-        if not fallback and not _matches(c, held, named):
+        tokens = split(c.doc, c.prior, c.later)
+        if not fallback and not _matches(c, held, named, tokens[0]):
             continue
-        why = whys[c.memory_id] = Factors(
-            base + score(c.doc, c.prior, c.later) if score is not None else base
-        )
+        base = 0.0 if fallback or scale else c.score
+        why = whys[c.memory_id] = Factors(base + score(*tokens) if score is not None else base)
         if cues and (origin := c.origin()) is not None:
             weigh_one(cues, boosts, why, origin)
+        total = why.score
+        scored[c.memory_id] = (c, tokens, total)
         if len(best) < limit:
-            heapq.heappush(best, why.score)
-        elif why.score > best[0]:
-            heapq.heapreplace(best, why.score)
-    rescored = sorted(
-        ((memory_id, why.score) for memory_id, why in whys.items()),
-        key=lambda pair: (-pair[1], -pair[0]),
-    )
+            heapq.heappush(best, total)
+        elif total > best[0]:
+            heapq.heapreplace(best, total)
     # As Store.hits would: the best ``limit``, then only the visible among them.
-    by_id = {c.memory_id: c for c in found}
-    top = rescored[:limit]
+    top = [scored[m] for m in sorted(scored, key=lambda m: (-scored[m][2], -m))[:limit]]
     return _Found(
-        [by_id[memory_id].hit(score) for memory_id, score in top if by_id[memory_id].visible],
+        [c.hit(total) for c, _, total in top if c.visible],
         whys,
-        {m: Row(m, by_id[m].doc, by_id[m].prior, by_id[m].later) for m, _ in top},
-        {m: _when(by_id[m]) for m, _ in top},
+        {c.memory_id: Row(c.memory_id, c.doc, c.prior, c.later) for c, _, _ in top},
+        {c.memory_id: _when(c) for c, _, _ in top},
+        {c.memory_id: tokens for c, tokens, _ in top},
     )
 
 
@@ -732,12 +739,13 @@ def _when(c: Candidate) -> float:
     return c.ts if c.ts is not None else (c.created or 0.0)
 
 
-def _matches(c: Candidate, held: frozenset[str], named: frozenset[str]) -> bool:
+def _matches(c: Candidate, held: frozenset[str], named: frozenset[str], own: list[str]) -> bool:
     """Whether a candidate matches the query itself, not only through its neighbours:
-    said by someone the query names, or its own text holds a query term."""
+    said by someone the query names, or its own text (``own``: its tokens) holds a query
+    term."""
     if named and (c.person in named or c.sender in named):
         return True
-    return not held.isdisjoint(c.doc.split())
+    return not held.isdisjoint(own)
 
 
 def _boosts(config: RecallConfig) -> Boosts:

@@ -26,11 +26,21 @@ from dataclasses import dataclass
 
 from souls.text.tokenize import relatives
 
-__all__ = ["Held", "Shares", "TermScore", "TermStats"]
+__all__ = ["Held", "Shares", "TermScore", "TermStats", "split"]
 
 K1 = 1.2
 B = 0.75
 _IDF_FLOOR = 1e-6
+# Query words whose held forms TermStats keeps between two changes of its counts.
+_FORMS_KEPT = 4096
+
+
+def split(doc: str, prior: str = "", later: str = "") -> tuple[list[str], list[str]]:
+    """A row's tokens from its indexed documents (tokens joined by spaces): its own
+    (``doc``) and its neighbouring turns' (``prior`` and ``later``), as the scorer of
+    :meth:`TermStats.scorer` and :meth:`Shares.of` take them, so that each row recall
+    looks at is split once."""
+    return doc.split(), f"{prior} {later}".split() if prior or later else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +60,9 @@ class TermStats:
         self._df: Counter[str] = Counter(df)
         self.documents = documents
         self.tokens = tokens
+        # The other forms of a word (see :meth:`relatives`) that some row holds, by word:
+        # dropped whenever a document frequency changes, and past _FORMS_KEPT words.
+        self._forms: dict[str, tuple[str, ...]] = {}
 
     def df(self, term: str) -> int:
         return self._df.get(term, 0)
@@ -60,12 +73,14 @@ class TermStats:
             self._df.update(set(tokens))
             self.documents += 1
             self.tokens += len(tokens)
+        self._forms.clear()
 
     def replace(self, old: Sequence[str], new: Sequence[str]) -> None:
         """Account for a row rewritten from ``old`` tokens to ``new`` (every column)."""
         self._df.subtract(set(old))
         self._df.update(set(new))
         self.tokens += len(new) - len(old)
+        self._forms.clear()
 
     def idf(self, term: str) -> float:
         n = self._df.get(term, 0)
@@ -104,27 +119,36 @@ class TermStats:
 
     def scorer(
         self, terms: Sequence[str], weight: float, scale: Mapping[str, float] | None = None
-    ) -> Callable[[str, str, str], float]:
-        """:meth:`score` of a row given as its indexed documents (own text, prior and
-        later turns: tokens joined by spaces), for many rows: what does not depend on
-        the row is worked out once."""
+    ) -> Callable[[Sequence[str], Sequence[str]], float]:
+        """:meth:`score` of a row given as its own tokens and its context's (see
+        :func:`split`), for many rows: what does not depend on the row is worked out
+        once."""
         scored = [
             (term, self.idf(term) * (scale.get(term, 1.0) if scale else 1.0)) for term in terms
         ]
         average = self.tokens / self.documents if self.documents else 0.0
+        saturation = K1 + 1
+        wanted = frozenset(terms)
 
-        def score(doc: str, prior: str, later: str) -> float:
-            tokens = doc.split()
-            context = f"{prior} {later}".split() if prior or later else []
+        def score(tokens: Sequence[str], context: Sequence[str]) -> float:
             length = len(tokens) + len(context)
             if not length or not average:
                 return 0.0
             norm = K1 * (1 - B + B * length / average)
             total = 0.0
-            for term, idf in scored:
-                tf = tokens.count(term) + (weight * context.count(term) if context else 0.0)
-                if tf:
-                    total += idf * tf * (K1 + 1) / (tf + norm)
+            if context:
+                for term, idf in scored:
+                    tf = tokens.count(term) + weight * context.count(term)
+                    if tf:
+                        total += idf * tf * saturation / (tf + norm)
+            else:
+                # Only the terms the row holds are counted (a row holds few of them),
+                # in the query's order: the same sum. (Its own tokens are few to hash.)
+                present = wanted.intersection(tokens)
+                for term, idf in scored:
+                    if term in present:
+                        own = tokens.count(term)
+                        total += idf * own * saturation / (own + norm)
             return total
 
         return score
@@ -205,10 +229,20 @@ class TermStats:
         named = set(terms) | set(words)
         found: dict[str, str] = {}
         for word in words:
-            for other in relatives(word):
-                if other not in named and other not in found and self._df.get(other, 0) > 0:
+            for other in self._held_forms(word):
+                if other not in named and other not in found:
                     found[other] = word
         return found
+
+    def _held_forms(self, word: str) -> tuple[str, ...]:
+        """The other forms of ``word`` that some row holds, in :func:`relatives`' order."""
+        forms = self._forms.get(word)
+        if forms is None:
+            if len(self._forms) >= _FORMS_KEPT:  # queries of ever new words: bounded
+                self._forms.clear()
+            df = self._df
+            forms = self._forms[word] = tuple(o for o in relatives(word) if df.get(o, 0) > 0)
+        return forms
 
     def explain(
         self,
@@ -271,6 +305,7 @@ class Shares:
         ]
         self._share = related_share
         self._context = context_weight
+        self._wanted = frozenset(terms) | frozenset(related)
         self._average = stats.tokens / stats.documents if stats.documents else 0.0
         self._evidence = sum(e for _, e, _ in self._terms)
         if terms and stats.documents and stats.tokens:
@@ -280,10 +315,9 @@ class Shares:
         else:
             self._ideal = self._ideal_r = 0.0
 
-    def of(self, doc: str, prior: str = "", later: str = "") -> Held:
-        """What the row (its documents: tokens joined by spaces) holds of the query."""
-        own = doc.split()
-        near = f"{prior} {later}".split() if prior or later else []
+    def of(self, own: Sequence[str], near: Sequence[str] = ()) -> Held:
+        """What the row (its own tokens and its neighbours', see :func:`split`) holds
+        of the query."""
         length = len(own) + len(near)
         if not length or not self._average:
             return Held(0.0, 0.0, 0.0)
@@ -291,7 +325,12 @@ class Shares:
         context = self._context
         evidence = weight = covered = 0.0
         held: dict[str, float] = {}
+        # Without neighbours, only the terms and forms the row holds are counted, in
+        # order: the same sums. (Hashing a row's many neighbouring tokens costs more.)
+        present = self._wanted if near else self._wanted.intersection(own)
         for term, e, w in self._terms:
+            if term not in present:
+                continue
             mine = own.count(term)
             tf = mine + context * near.count(term) if near else mine
             if tf:
@@ -300,6 +339,8 @@ class Shares:
                 weight += w * saturated
                 held[term] = 1.0 if mine else context
         for form, word, e, w in self._related:
+            if form not in present:
+                continue
             mine = own.count(form)
             tf = mine + context * near.count(form) if near else mine
             if tf:
@@ -309,7 +350,8 @@ class Shares:
                 part = self._share * (1.0 if mine else context)
                 held[word] = min(held.get(word, 0.0) + part, 1.0)
         if held:
-            covered = sum(e * held.get(t, 0.0) for t, e, _ in self._terms) / self._evidence
+            # Only the words held add to the sum (a word not held adds 0.0: the same sum).
+            covered = sum(e * held[t] for t, e, _ in self._terms if t in held) / self._evidence
         return Held(
             evidence / self._ideal if self._ideal > 0 else 0.0,
             min(weight / self._ideal_r, 1.0) if self._ideal_r > 0 else 0.0,
