@@ -12,19 +12,9 @@ import asyncpg
 
 from souls.results import Card
 from souls.store.cards import DRAW_COLUMNS, DrawRow, NewCard, cards_of, draw_of
+from souls.store.postgres.numbering import next_number
 
 __all__ = ["PgCardRows"]
-
-
-async def _next(db: asyncpg.Connection, soul: int, name: str) -> int:
-    """The soul's next number of ``name`` (cards, draws), in the caller's transaction."""
-    found = await db.fetchval(
-        "INSERT INTO numbering (soul, name, last) VALUES ($1, $2, 1)"
-        " ON CONFLICT (soul, name) DO UPDATE SET last = numbering.last + 1 RETURNING last",
-        soul,
-        name,
-    )
-    return int(found)
 
 
 class PgCardRows:
@@ -47,7 +37,7 @@ class PgCardRows:
         soul = self._soul
         with anyio.CancelScope(shield=True):
             async with self._pool.acquire() as db, db.transaction():
-                number = await _next(db, soul, "cards")
+                number = await next_number(db, soul, "cards")
                 await db.execute(
                     "INSERT INTO cards (soul, number, kind, title, source, created, last_touched)"
                     " VALUES ($1, $2, $3, $4, $5, $6, $6)",
@@ -183,7 +173,7 @@ class PgCardRows:
     async def add_draw(self, draw: DrawRow) -> int:
         with anyio.CancelScope(shield=True):
             async with self._pool.acquire() as db, db.transaction():
-                number = await _next(db, self._soul, "draws")
+                number = await next_number(db, self._soul, "draws")
                 await db.execute(
                     f"INSERT INTO draws (soul, id, {DRAW_COLUMNS}) VALUES"
                     " ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
@@ -253,15 +243,15 @@ class PgCardRows:
                     " RETURNING verdict",
                     soul, draw, card, verdict, line, now,
                 )  # fmt: skip
-                if done is None:
+                if done is None:  # already judged: that verdict stays
                     kept = await db.fetchval(
                         "SELECT verdict FROM verdicts WHERE soul = $1 AND draw = $2 AND card = $3",
                         soul,
                         draw,
                         card,
                     )
-                elif verdict == "strong":
-                    kept = None
+                    return str(kept)
+                if verdict == "strong":
                     await db.execute(
                         "UPDATE cards SET strong_approvals = strong_approvals + 1,"
                         " last_touched = $3 WHERE soul = $1 AND number = $2",
@@ -269,9 +259,7 @@ class PgCardRows:
                         card,
                         now,
                     )
-                else:
-                    kept = None
-        return str(kept) if kept is not None else None
+        return None
 
     async def judged(self) -> set[tuple[int, int]]:
         async with self._pool.acquire() as db:

@@ -1,10 +1,12 @@
 """People behind accounts on PostgreSQL (migration 0008_persons), as
 :mod:`souls.store.persons` keeps them on SQLite, each under its soul (a person's id is
-the soul's own, from the ``numbering`` table)."""
+the soul's own: :mod:`souls.store.postgres.numbering`)."""
 
 from __future__ import annotations
 
 import asyncpg
+
+from souls.store.postgres.numbering import next_number
 
 __all__ = ["identities", "link", "persons"]
 
@@ -37,11 +39,7 @@ async def link(
     """As :func:`souls.store.persons.link`, in the caller's transaction."""
     person = await db.fetchval("SELECT id FROM persons WHERE soul = $1 AND name = $2", soul, name)
     if person is None:
-        person = await db.fetchval(
-            "INSERT INTO numbering (soul, name, last) VALUES ($1, 'persons', 1)"
-            " ON CONFLICT (soul, name) DO UPDATE SET last = numbering.last + 1 RETURNING last",
-            soul,
-        )
+        person = await next_number(db, soul, "persons")
         await db.execute(
             "INSERT INTO persons (soul, id, name, created) VALUES ($1, $2, $3, $4)",
             soul,
