@@ -17,7 +17,8 @@ import msgspec
 from souls.store.batch import Batch
 
 __all__ = [
-    "CLAIM_COLUMNS", "AssemblyRow", "Changes", "ClaimClosing", "NewClaim", "SummaryVersion",
+    "CLAIM_COLUMNS", "GOAL_COLUMNS", "GOAL_UPSERT", "AssemblyRow", "Changes", "ClaimClosing",
+    "GoalRow", "NewClaim", "NewQuestion", "Settlement", "SummaryVersion", "sourced",
     "write_changes", "write_claims",
 ]  # fmt: skip
 
@@ -26,6 +27,22 @@ CLAIM_COLUMNS = (
     "id, type, subject, slot, value, quote, event_id, source, confidence, state,"
     " valid_from, valid_to, recorded_from, recorded_to, due, replaces"
 )
+# The goals table's columns, in the order of GoalRow's fields.
+GOAL_COLUMNS = (
+    "id, speaker, statement, domain, priority, triggers, state, progress, created, updated,"
+    " event_id"
+)
+
+
+GOAL_UPSERT = f"INSERT OR REPLACE INTO goals ({GOAL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+
+
+def sourced(event_id: int | None, event_ids: Sequence[int]) -> int | None:
+    """A row's source event resolved: a negative ``event_id``, ``-1 - offset``, names
+    the event at ``offset`` among ``event_ids``, those the same append hands out."""
+    if event_id is None or event_id >= 0:
+        return event_id
+    return event_ids[-1 - event_id]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +95,7 @@ class NewClaim(msgspec.Struct, frozen=True):
         append handed out, in order)."""
         if self.event_id is None or self.event_id >= 0:
             return self
-        return msgspec.structs.replace(self, event_id=event_ids[-1 - self.event_id])
+        return msgspec.structs.replace(self, event_id=sourced(self.event_id, event_ids))
 
 
 class ClaimClosing(msgspec.Struct, frozen=True):
@@ -89,6 +106,53 @@ class ClaimClosing(msgspec.Struct, frozen=True):
     state: str
     valid_to: float | None
     recorded_to: float | None
+
+
+class NewQuestion(msgspec.Struct, frozen=True):
+    """A question someone asked (souls.knowledge.questions), stored pending under the
+    id the soul handed out. ``event_id``: the event that asked it, negative as
+    :class:`NewClaim`'s."""
+
+    id: int
+    event_id: int
+    asker: str | None
+    session: str | None
+    text: str
+    asked: float
+
+
+class Settlement(msgspec.Struct, frozen=True):
+    """A pending question settled (answered, unanswered) by the reply ``answer`` (an
+    event id, negative as :class:`NewClaim`'s), resolved at the append's ``now``."""
+
+    id: int
+    state: str
+    answer: int
+
+
+class GoalRow(msgspec.Struct, frozen=True):
+    """A goal as the goals table holds it (souls.knowledge.goals decides what a goal
+    is): ``triggers`` and ``progress`` are JSON, kept byte for byte as written.
+    ``event_id``: the event it was first read from (None: stated), negative as
+    :class:`NewClaim`'s."""
+
+    id: int
+    speaker: str
+    statement: str
+    domain: str
+    priority: int
+    triggers: str
+    state: str
+    progress: str
+    created: float
+    updated: float
+    event_id: int | None
+
+    def sourced(self, event_ids: Sequence[int]) -> GoalRow:
+        """The goal with its source event's id resolved, as :meth:`NewClaim.sourced`."""
+        if self.event_id is None or self.event_id >= 0:
+            return self
+        return msgspec.structs.replace(self, event_id=sourced(self.event_id, event_ids))
 
 
 @dataclass(slots=True)
@@ -121,6 +185,11 @@ class Changes:
     # turn may be closed by it too).
     claims: list[NewClaim] = field(default_factory=list)
     closings: list[ClaimClosing] = field(default_factory=list)
+    # Questions asked, then questions settled (a question of this turn may be settled
+    # by it too), and goals to store (insert or replace, by id).
+    questions: list[NewQuestion] = field(default_factory=list)
+    settlements: list[Settlement] = field(default_factory=list)
+    goals: list[GoalRow] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(
@@ -138,6 +207,9 @@ class Changes:
             or self.surfaced
             or self.claims
             or self.closings
+            or self.questions
+            or self.settlements
+            or self.goals
         )
 
 
@@ -220,6 +292,21 @@ def write_changes(
         list(changes.state.items()),
     )
     write_claims(batch, changes.claims, changes.closings, event_ids)
+    batch.executemany(
+        "INSERT INTO questions (id, event_id, asker, session, text, asked, state)"
+        " VALUES (?, ?, ?, ?, ?, ?, 'pending')",
+        [
+            (q.id, sourced(q.event_id, event_ids), q.asker, q.session, q.text, q.asked)
+            for q in changes.questions
+        ],
+    )
+    batch.executemany(
+        "UPDATE questions SET state = ?, resolved = ?, answer = ? WHERE id = ?",
+        [(s.state, now, sourced(s.answer, event_ids), s.id) for s in changes.settlements],
+    )
+    batch.executemany(
+        GOAL_UPSERT, [msgspec.structs.astuple(g.sourced(event_ids)) for g in changes.goals]
+    )
 
 
 def write_claims(

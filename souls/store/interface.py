@@ -78,20 +78,21 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from souls.results import Card, DecayResult, DueTask, MemoryItem
 from souls.store.bm25 import TermStats
 from souls.store.cards import DrawRow, NewCard
-from souls.store.changes import Changes
+from souls.store.changes import Changes, ClaimClosing, GoalRow, NewClaim
 from souls.store.fading import Fading
 from souls.store.inner import MindCounts, Observation, Summary
+from souls.store.knowledge import LoggedAssembly, Question, Table
 from souls.store.neighbours import Row
 from souls.store.pages import StoredEvent
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
 
-__all__ = ["CardRows", "SoulStore"]
+__all__ = ["CardRows", "KnowledgeRows", "SoulStore"]
 
 
 class CardRows(Protocol):
@@ -169,6 +170,83 @@ class CardRows(Protocol):
     async def strong_since(self, since: float) -> int: ...
 
 
+class KnowledgeRows(Protocol):
+    """The knowledge room's rows of one soul (``SoulStore.knowledge``:
+    souls/store/knowledge.py, souls/store/postgres/knowledge.py): goals, questions,
+    the claims the room reads, the entries the user states, the contexts assembled,
+    and the memory map's reads. Writes are each one shielded transaction; what a turn
+    adds (questions asked and settled, goals) goes with its events, in Changes."""
+
+    async def next_id(self, table: Table) -> int:
+        """One more than the largest id of ``table`` (claims, questions), 1 when empty."""
+        ...
+
+    async def goals(self) -> list[GoalRow]:
+        """Every goal, by id."""
+        ...
+
+    async def write_goals(self, goals: Sequence[GoalRow], gone: Sequence[int] = ()) -> None:
+        """Store ``goals`` (insert or replace, by id), then delete the goals ``gone``."""
+        ...
+
+    async def pending(self, limit: int) -> list[Question]:
+        """The latest ``limit`` pending questions, oldest first."""
+        ...
+
+    async def questions(
+        self, *, state: str = "unanswered", ids: Sequence[int] = ()
+    ) -> list[Question]:
+        """The questions named in ``ids``, else those in ``state``, by id."""
+        ...
+
+    async def claims(self, *, every: bool = False, ids: Sequence[int] = ()) -> list[NewClaim]:
+        """The claims named in ``ids``, else those in force (active, deferred), else
+        (``every``) all of them; by id."""
+        ...
+
+    async def slot_claims(self, subject: str, slots: Sequence[str]) -> list[NewClaim]:
+        """Every claim about ``subject`` in one of ``slots``, closed ones too, by id."""
+        ...
+
+    async def state_entry(
+        self, claim: NewClaim | None, closings: Sequence[ClaimClosing], state: Mapping[str, str]
+    ) -> int | None:
+        """Store ``claim`` under the next claim id (its own is ignored), close
+        ``closings``, set the ``soul_state`` values of ``state``; the claim's id."""
+        ...
+
+    async def spent(self, session: str | None, since: float) -> int:
+        """Characters of recalled items the contexts of ``session`` (None: of no
+        session) injected at or after ``since``."""
+        ...
+
+    async def assembly(self, prefix: str | None) -> LoggedAssembly | None:
+        """The latest logged assembly whose hash starts with ``prefix`` (ASCII case
+        ignored; ``%`` and ``_`` match as in ``LIKE``), or the latest without one."""
+        ...
+
+    async def recent(self, limit: int) -> list[tuple[int, str]]:
+        """The latest ``limit`` visible observations as (memory id, text), newest first."""
+        ...
+
+    async def latest_summaries(self) -> list[tuple[int, str, str]]:
+        """The latest version of each summary layer as (id, layer, text), by id."""
+        ...
+
+    async def days(self, limit: int) -> list[tuple[str, int, int, int]]:
+        """The latest ``limit`` days (UTC ``YYYY-MM-DD``) that have events as (day,
+        events, first id, last id), the latest first."""
+        ...
+
+    async def event(self, event_id: int) -> dict[str, object] | None:
+        """Event ``event_id`` in full (souls.store.knowledge's ``EVENT_KEYS``)."""
+        ...
+
+    async def summary_version(self, summary_id: int) -> dict[str, object] | None:
+        """Summary version ``summary_id`` in full (``SUMMARY_KEYS``)."""
+        ...
+
+
 class SoulStore(Protocol):
     """One soul's store, whichever the backend."""
 
@@ -237,6 +315,11 @@ class SoulStore(Protocol):
     @property
     def cards(self) -> CardRows:
         """The collision room's rows (cards, draws, verdicts)."""
+        ...
+
+    @property
+    def knowledge(self) -> KnowledgeRows:
+        """The knowledge room's rows (goals, questions, claims it reads...)."""
         ...
 
     # People behind accounts (souls.store.persons; souls/knowledge/persons.py).

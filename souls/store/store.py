@@ -39,6 +39,7 @@ from souls.store.changes import Changes, write_changes
 from souls.store.fading import Fading, fade
 from souls.store.hiding import hide
 from souls.store.inner import MindCounts, Observation, Summary
+from souls.store.knowledge import KnowledgeRows
 from souls.store.neighbours import Row, lay_out, tails
 from souls.store.pages import StoredEvent
 from souls.store.schema import MIGRATIONS
@@ -639,6 +640,12 @@ class Store:
     def cards(self) -> CardRows:
         """The collision room's rows: cards, draws, verdicts (souls.store.cards)."""
         return CardRows(self)
+
+    @property
+    def knowledge(self) -> KnowledgeRows:
+        """The knowledge room's rows: goals, questions, the claims it reads
+        (souls.store.knowledge)."""
+        return KnowledgeRows(self)
 
     # -- people behind accounts (souls.store.persons) --
 

@@ -447,6 +447,31 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX questions_event ON questions (soul, event_id);
         """,
     ),
+    (
+        "0009_goals",
+        """
+        -- What people want (souls/knowledge/goals.py), as on SQLite: triggers and
+        -- progress are JSON, kept byte for byte as written; event_id the event a goal
+        -- was first read from (NULL: stated through goal.update), set to NULL when that
+        -- event is forgotten (the store does it, as SQLite's ON DELETE SET NULL).
+        CREATE TABLE goals (
+            soul      integer NOT NULL REFERENCES souls (id),
+            id        bigint NOT NULL,
+            speaker   text NOT NULL,
+            statement text NOT NULL,
+            domain    text NOT NULL,
+            priority  integer NOT NULL,
+            triggers  text NOT NULL,     -- JSON list of 1-2 bridge phrases
+            state     text NOT NULL,     -- active | paused | achieved | abandoned
+            progress  text NOT NULL,     -- JSON list of notes
+            created   double precision NOT NULL,
+            updated   double precision NOT NULL,
+            event_id  bigint,
+            PRIMARY KEY (soul, id)
+        );
+        CREATE INDEX goals_event ON goals (soul, event_id) WHERE event_id IS NOT NULL;
+        """,
+    ),
 )
 
 

@@ -17,10 +17,12 @@ A turn's derived rows (:class:`~souls.store.changes.Changes`) are all written as
 :func:`~souls.store.changes.write_changes` writes them on SQLite, ``fired`` marking the
 ``due`` rows of the soul's agenda (:mod:`souls.store.postgres.due`), ``claims`` and
 ``closings`` the claims recall reads (:mod:`souls.store.postgres.claims`: successors,
-what states a slot, a memory ``superseded``). The inner state's reads, memory pages,
-vectors and the collision room's rows are modules of their own beside this one
-(inner, pages, embeddings, cards). Not yet here: questions, goals, persons and the rest
-of the SQLite store modules (souls/store/interface.py lists them).
+what states a slot, a memory ``superseded``), ``questions``, ``settlements`` and
+``goals`` the knowledge room's (:mod:`souls.store.postgres.knowledge`). The inner
+state's reads, memory pages, vectors, the collision room's rows, people behind
+accounts and the knowledge room's rows are modules of their own beside this one
+(inner, pages, embeddings, cards, persons, knowledge). Not yet here: the rest of the
+SQLite store modules (souls/store/interface.py lists them).
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ from souls.store.fading import DAY, Fading
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
 from souls.store.pages import StoredEvent
-from souls.store.postgres import claims, due, embeddings, inner, pages, persons
+from souls.store.postgres import claims, due, embeddings, inner, knowledge, pages, persons
 from souls.store.postgres.cards import PgCardRows
+from souls.store.postgres.knowledge import PgKnowledgeRows
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.scope import scope_sql
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
@@ -379,6 +382,7 @@ class PgStore:
                 [(soul, key, value) for key, value in changes.state.items()],
             )
         await claims.write(db, soul, changes, event_ids)
+        await knowledge.write(db, soul, changes, now, event_ids)
 
     async def _write_reflection(self, db: asyncpg.Connection, changes: Changes, now: float) -> None:
         """Markers (weights, then labels), gaps and summaries."""
@@ -579,6 +583,12 @@ class PgStore:
     def cards(self) -> PgCardRows:
         """The collision room's rows: cards, draws, verdicts (souls.store.postgres.cards)."""
         return PgCardRows(self._pool, self.soul)
+
+    @property
+    def knowledge(self) -> PgKnowledgeRows:
+        """The knowledge room's rows: goals, questions, the claims it reads
+        (souls.store.postgres.knowledge)."""
+        return PgKnowledgeRows(self._pool, self.soul)
 
     # -- people behind accounts (souls.store.postgres.persons) --
 
@@ -833,6 +843,14 @@ class PgStore:
                     "DELETE FROM memories WHERE soul = $1 AND id = ANY($2::bigint[])",
                     soul,
                     memory_ids,
+                )
+                # As SQLite's foreign key does: a goal read from an event that goes
+                # keeps no dangling id.
+                await db.execute(
+                    "UPDATE goals SET event_id = NULL"
+                    " WHERE soul = $1 AND event_id = ANY($2::bigint[])",
+                    soul,
+                    ids,
                 )
                 status = await db.execute(
                     "DELETE FROM events WHERE soul = $1 AND id = ANY($2::bigint[])", soul, ids
