@@ -151,9 +151,9 @@ class Ingest:
             plan = await self._knowledge.perceive([new for _, new in fresh], pace)
         if fresh or changes:
             ids = await store.append(
-                [new for _, new in fresh], changes, now, plan.write if plan else None
+                [new for _, new in fresh], plan.joined(changes) if plan else changes, now
             )
-            self._knowledge.committed(plan)
+            self._knowledge.committed(plan, ids)
             if self._offer is not None and fresh:
                 self._offer(ids, [new for _, new in fresh])
             await self._committed(changes)

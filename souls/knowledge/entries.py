@@ -7,7 +7,8 @@ through the merge algebra of :mod:`souls.knowledge.claims`, a free entry is simp
 update that supersedes one (never injected again), a correction (the same, and when it
 corrects the soul's own extraction the AI-side fidelity drops), a retraction. Each write
 is one transaction. Rows are never rewritten but to close them (state, valid_to,
-recorded_to): a change is a new row plus a closed old one.
+recorded_to): a change is a new row plus a closed old one. Every row is read and
+written through the store interface (``SoulStore.knowledge``), on either backend.
 
 The entries in force (active and deferred) are also kept in memory, the active ones
 indexed for context assembly, which reads them on every agent turn: see
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-import anyio
 import msgspec
 
 from souls.intake.hygiene_gate import HygieneGate
@@ -38,15 +39,15 @@ from souls.knowledge.claims import (
 from souls.messages import ClaimAdd
 from souls.recall.assembly import terms
 from souls.recall.shortlist import Entry, EntryIndex
-from souls.store.changes import CLAIM_COLUMNS, NewClaim
-from souls.store.store import Store
+from souls.store.changes import CLAIM_COLUMNS, ClaimClosing, NewClaim
+from souls.store.interface import SoulStore
+from souls.store.knowledge import Question
 from supervisor.errors import MissingItem
 
 __all__ = [
     "CLAIM_COLUMNS",
     "COMMITMENTS",
     "FIDELITY",
-    "QUESTION_COLUMNS",
     "Claim",
     "Entries",
     "InForce",
@@ -54,7 +55,6 @@ __all__ = [
 ]
 
 FIDELITY = "fidelity_ai"  # its soul_state key
-QUESTION_COLUMNS = "id, event_id, asker, session, text, asked, state, resolved, answer"
 # Slots whose active claims are open obligations (unresolved pressure).
 COMMITMENTS = frozenset({"commitment", "plan"})
 _IN_FORCE = ("active", "deferred")
@@ -79,18 +79,6 @@ class Claim(NewClaim, frozen=True):
         if self.confidence == "low":
             shown += " (needs verification)"
         return shown
-
-
-class Question(msgspec.Struct, frozen=True):
-    id: int
-    event_id: int
-    asker: str | None
-    session: str | None
-    text: str
-    asked: float
-    state: str
-    resolved: float | None
-    answer: int | None
 
 
 class InForce:
@@ -158,6 +146,17 @@ class InForce:
             self.index.discard(claim.id)
 
 
+def _claim_row(row: tuple[Any, ...]) -> ClaimRow:
+    """A claims row (``CLAIM_COLUMNS``) as the merge algebra reads it: without its type
+    and the entry it replaces, a claim of no source event of event 0."""
+    (claim_id, _, subject, slot, value, quote, event_id, source, confidence, state,
+     valid_from, valid_to, recorded_from, recorded_to, due, _) = row  # fmt: skip
+    return ClaimRow(
+        claim_id, subject, slot, value, quote, 0 if event_id is None else event_id, source,
+        confidence, state, valid_from, valid_to, recorded_from, recorded_to, due,
+    )  # fmt: skip
+
+
 def _entry(claim: Claim) -> Entry:
     """``claim`` as a context brings it up: an open obligation counts from when it was
     made, anything else from when it was recorded."""
@@ -170,7 +169,7 @@ def _entry(claim: Claim) -> Entry:
 
 
 class Entries:
-    def __init__(self, store: Store, hygiene: HygieneGate, penalty: float) -> None:
+    def __init__(self, store: SoulStore, hygiene: HygieneGate, penalty: float) -> None:
         self._store = store
         self._hygiene = hygiene
         self._penalty = penalty
@@ -178,12 +177,8 @@ class Entries:
         self.view = InForce()
 
     async def load(self) -> None:
-        rows = list(
-            await self._store.db.execute_fetchall(
-                "SELECT value FROM soul_state WHERE key = ?", (FIDELITY,)
-            )
-        )
-        self.fidelity_ai = float(rows[0][0]) if rows else 1.0
+        fidelity = (await self._store.soul_state()).get(FIDELITY)
+        self.fidelity_ai = 1.0 if fidelity is None else float(fidelity)
         await self.reload()
 
     async def reload(self) -> None:
@@ -204,34 +199,20 @@ class Entries:
     async def claims(self, *, every: bool = False, ids: Sequence[int] = ()) -> list[Claim]:
         """Active and deferred entries (``every``: all of them, closed ones too), or the
         entries named in ``ids``."""
-        if ids:
-            marks = ",".join("?" * len(ids))
-            sql = f"SELECT {CLAIM_COLUMNS} FROM claims WHERE id IN ({marks}) ORDER BY id"
-            rows = await self._store.db.execute_fetchall(sql, list(ids))
-        else:
-            where = "1" if every else "state IN ('active', 'deferred')"
-            sql = f"SELECT {CLAIM_COLUMNS} FROM claims WHERE {where} ORDER BY id"
-            rows = await self._store.db.execute_fetchall(sql)
-        return [Claim(*row) for row in rows]
+        found = await self._store.knowledge.claims(every=every, ids=ids)
+        return [Claim(*msgspec.structs.astuple(claim)) for claim in found]
 
     async def questions(
         self, *, state: str | None = None, ids: Sequence[int] = ()
     ) -> list[Question]:
-        if ids:
-            marks = ",".join("?" * len(ids))
-            sql = f"SELECT {QUESTION_COLUMNS} FROM questions WHERE id IN ({marks}) ORDER BY id"
-            rows = await self._store.db.execute_fetchall(sql, list(ids))
-        else:
-            sql = f"SELECT {QUESTION_COLUMNS} FROM questions WHERE state = ? ORDER BY id"
-            rows = await self._store.db.execute_fetchall(sql, (state or "unanswered",))
-        return [Question(*row) for row in rows]
+        """The questions named in ``ids``, else those in ``state`` (unanswered), by id."""
+        return await self._store.knowledge.questions(state=state or "unanswered", ids=ids)
 
     async def history(self, claim: Claim) -> list[Claim]:
         """Every entry of ``claim``'s slot (or its chain of updates), oldest first."""
         if claim.slot is not None:
-            sql = f"SELECT {CLAIM_COLUMNS} FROM claims WHERE subject = ? AND slot = ? ORDER BY id"
-            rows = await self._store.db.execute_fetchall(sql, (claim.subject, claim.slot))
-            return [Claim(*row) for row in rows]
+            found = await self._store.knowledge.slot_claims(claim.subject, [claim.slot])
+            return [Claim(*msgspec.structs.astuple(c)) for c in found]
         chain = [claim]
         while chain[0].replaces is not None:
             older = await self.claims(ids=[chain[0].replaces])
@@ -245,26 +226,22 @@ class Entries:
         4711") or a person's name in any case is that person's name; anything else is
         itself. An id two persons share names neither."""
         channel, sep, external = subject.partition(":")
-        rows = list(
-            await self._store.db.execute_fetchall(
-                "SELECT DISTINCT p.name FROM persons AS p LEFT JOIN identities AS i"
-                " ON i.person = p.id WHERE p.name = ? COLLATE NOCASE"
-                " OR i.external = ? COLLATE NOCASE"
-                " OR (i.channel = ? AND i.external = ?)",
-                (subject, subject, channel.strip(), external.strip() if sep else None),
-            )
-        )
-        return str(rows[0][0]) if len(rows) == 1 else subject
+        account = (channel.strip(), external.strip()) if sep else None
+        wanted = _nocase(subject)
+        names = {
+            name
+            for _, name, at, held in await self._store.persons()
+            if _nocase(name) == wanted
+            or (held is not None and _nocase(held) == wanted)
+            or (account is not None and (at, held) == account)
+        }
+        return names.pop() if len(names) == 1 else subject
 
     async def slot_rows(self, subject: str, slots: Sequence[str]) -> list[ClaimRow]:
-        marks = ",".join("?" * len(slots))
-        rows = await self._store.db.execute_fetchall(
-            "SELECT id, subject, slot, value, quote, coalesce(event_id, 0), source, confidence,"
-            " state, valid_from, valid_to, recorded_from, recorded_to, due FROM claims"
-            f" WHERE subject = ? AND slot IN ({marks}) ORDER BY id",
-            (subject, *slots),
-        )
-        return [ClaimRow(*row) for row in rows]
+        """The claims of ``subject`` in ``slots`` as the merge algebra reads them (no
+        source event: 0), by id."""
+        found = await self._store.knowledge.slot_claims(subject, slots)
+        return [_claim_row(msgspec.structs.astuple(claim)) for claim in found]
 
     async def state(self, add: ClaimAdd, now: float) -> dict[str, object]:
         """Store an entry the user states (source ``user``): a slot claim goes through
@@ -372,29 +349,13 @@ class Entries:
     ) -> Claim | None:
         """One transaction: insert ``claim``, apply ``updates``, store the fidelity when
         asked."""
-        stored = None
         fresh = self.view.writing()
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                if claim is not None:
-                    cursor = await db.execute(
-                        f"INSERT INTO claims ({CLAIM_COLUMNS}) VALUES"
-                        " (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        msgspec.structs.astuple(claim)[1:],
-                    )
-                    assert cursor.lastrowid is not None
-                    stored = msgspec.structs.replace(claim, id=cursor.lastrowid)
-                await db.executemany(
-                    "UPDATE claims SET state = ?, valid_to = coalesce(?, valid_to),"
-                    " recorded_to = coalesce(?, recorded_to) WHERE id = ?",
-                    [(u.state, u.valid_to, u.recorded_to, u.id) for u in updates],
-                )
-                if fidelity:
-                    await db.execute(
-                        "INSERT INTO soul_state (key, value) VALUES (?, ?)"
-                        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                        (FIDELITY, repr(self.fidelity_ai)),
-                    )
+        claim_id = await self._store.knowledge.state_entry(
+            claim,
+            [ClaimClosing(u.id, u.state, u.valid_to, u.recorded_to) for u in updates],
+            {FIDELITY: repr(self.fidelity_ai)} if fidelity else {},
+        )
+        stored = None if claim is None else msgspec.structs.replace(claim, id=claim_id)
         self.view.apply([] if stored is None else [stored], updates, fresh=fresh)
         return stored
 
@@ -422,6 +383,14 @@ def _new(
 
 
 _CONFIDENCES: dict[str, Confidence] = {"high": "high", "medium": "medium", "low": "low"}
+# SQLite's NOCASE: ASCII letters folded, nothing else (what a person's name matched by).
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _nocase(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
+
+
 _MAX_VALUE = 1000
 
 

@@ -6,14 +6,17 @@ Storage and bookkeeping around the pure modules :mod:`souls.knowledge.claims`,
 * **At ingest** (:meth:`Knowledge.perceive`) the rule extractor reads every stored
   event; candidates pass the three gates and the merge algebra against the claims of
   their slot; questions are recorded, and an ``assistant`` event settles the pending
-  questions of its conversation. Nothing is written here: the plan is written by
-  :meth:`Plan.write` inside the transaction that appends the events (so a claim exists
-  exactly when its event does), with the event ids that transaction hands out.
+  questions of its conversation. Nothing is written here: the plan's rows join the
+  :class:`~souls.store.changes.Changes` the events are appended with
+  (:meth:`Plan.joined`), so a claim exists exactly when its event does, its event named
+  by its offset until the append hands out the ids.
 * **On request**: goal updates, one transaction each; stated entries, updates,
   corrections and retractions go through :attr:`Knowledge.entries`
   (:mod:`souls.knowledge.entries`).
 
-Only the soul actor calls this (one writer). Open goals, pending questions and the
+Only the soul actor calls this (one writer). Every row is read and written through the
+store interface (``SoulStore.knowledge``: :mod:`souls.store.knowledge`), on either
+backend. Open goals, pending questions and the
 entries in force are kept in memory (:class:`souls.knowledge.entries.InForce`),
 everything else is read when needed. A context makes contenders only of the entries
 that can rank among the items it keeps (:func:`souls.recall.shortlist.shortlist`), so
@@ -22,12 +25,13 @@ its cost hardly grows with the number of entries.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
-import anyio
 import msgspec
 
 from souls.intake.hygiene_gate import HygieneGate
@@ -42,10 +46,10 @@ from souls.knowledge.claims import (
     related_slots,
     subject_of,
 )
-from souls.knowledge.entries import QUESTION_COLUMNS, Claim, Entries
+from souls.knowledge.entries import Claim, Entries
 from souls.knowledge.goal_merge import follow
 from souls.knowledge.goal_talk import read_goals
-from souls.knowledge.goals import Goal, GoalChange, GoalNote, apply, relink
+from souls.knowledge.goals import Goal, GoalChange, GoalNote, GoalState, apply, relink
 from souls.knowledge.questions import ASKING_KINDS, PendingQuestion, is_question, settle
 from souls.knowledge.tasks import Task
 from souls.messages import GoalUpdate
@@ -61,9 +65,9 @@ from souls.recall.context import label
 from souls.recall.potential import PotentialConfig
 from souls.recall.shortlist import EntryIndex, entry_candidate, shortlist
 from souls.recall.surfacing import Surfacings
-from souls.store.batch import Batch
-from souls.store.changes import ClaimClosing, write_claims
-from souls.store.store import NewEvent, Store
+from souls.store.changes import Changes, ClaimClosing, GoalRow, NewQuestion, Settlement
+from souls.store.interface import SoulStore
+from souls.store.store import NewEvent
 from supervisor.pace import OFFLOAD_CHARS, Pacer, in_worker
 
 __all__ = ["Knowledge", "KnowledgeConfig", "Plan"]
@@ -101,20 +105,30 @@ class KnowledgeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
             raise ValueError("goal_threshold, goals_limit and same_event_window must be >= 0")
 
 
-_GOAL_COLUMNS = (
-    "id, speaker, statement, domain, priority, triggers, state, progress, created, updated,"
-    " event_id"
-)
-_GOAL_UPSERT = f"INSERT OR REPLACE INTO goals ({_GOAL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-
-
-def _goal_row(goal: Goal) -> tuple[object, ...]:
-    return (
+def _goal_row(goal: Goal) -> GoalRow:
+    """``goal`` as the goals table holds it (triggers and progress as JSON)."""
+    return GoalRow(
         goal.id, goal.speaker, goal.statement, goal.domain, goal.priority,
         json.dumps(list(goal.triggers)), goal.state,
         msgspec.json.encode(goal.progress).decode(), goal.created, goal.updated,
         goal.event_id,
     )  # fmt: skip
+
+
+def _goal(row: GoalRow) -> Goal:
+    return Goal(
+        id=row.id,
+        speaker=row.speaker,
+        statement=row.statement,
+        domain=row.domain,
+        priority=row.priority,
+        triggers=tuple(json.loads(row.triggers)),
+        state=cast(GoalState, row.state),
+        progress=tuple(msgspec.json.decode(row.progress, type=list[GoalNote])),
+        created=row.created,
+        updated=row.updated,
+        event_id=row.event_id,
+    )
 
 
 def _sourced(change: GoalChange, event_ids: Sequence[int]) -> GoalChange:
@@ -148,47 +162,55 @@ class Plan:
     settled: list[tuple[int, str, int]] = field(default_factory=list)  # id, state, offset
     goals: list[GoalChange] = field(default_factory=list)  # from what people said
     # Whether the entries in force were fresh when the plan was made (None: not made
-    # by Knowledge.perceive), and the claims as written (None: not written).
+    # by Knowledge.perceive), and the claims as written (None: not stored yet).
     fresh: bool | None = None
     written: list[Claim] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.claims or self.updates or self.questions or self.settled or self.goals)
 
-    def write(self, batch: Batch, event_ids: Sequence[int], now: float) -> None:
-        """Add the plan's rows to ``batch``, the transaction that appends the events."""
-        self.written = [
+    def joined(self, changes: Changes | None = None) -> Changes:
+        """``changes`` (if any) with the plan's rows added, for the append that stores
+        the plan's events: each row's event is named by its offset among them (``-1 -
+        offset``) until the append hands out the ids. A new Changes: ``changes`` is left
+        as it was, should the append fail."""
+        base = changes if changes is not None else Changes()
+        return dataclasses.replace(
+            base,
+            claims=[*base.claims, *self._claims(lambda offset: -1 - offset)],
+            closings=base.closings
+            + [ClaimClosing(u.id, u.state, u.valid_to, u.recorded_to) for u in self.updates],
+            questions=base.questions
+            + [
+                NewQuestion(q.id, -1 - offset, q.asker, q.session, q.text, asked)
+                for offset, q, asked in self.questions
+            ],
+            settlements=base.settlements
+            + [Settlement(qid, state, -1 - offset) for qid, state, offset in self.settled],
+            goals=base.goals + [_goal_row(change.goal) for change in self.goals],
+        )
+
+    def stored(self, event_ids: Sequence[int]) -> None:
+        """The append stored the plan with its events, ``event_ids`` (in order): the
+        claims as written, the goals with their source events."""
+        self.written = self._claims(event_ids.__getitem__)
+        self.goals = [_sourced(change, event_ids) for change in self.goals]
+
+    def _claims(self, event_of: Callable[[int], int]) -> list[Claim]:
+        """The plan's new claims, the event at offset ``i`` named ``event_of(i)``."""
+        return [
             Claim(
                 c.row.id, SLOTS[c.row.slot].type, c.row.subject, c.row.slot, c.row.value,
-                c.row.quote, event_ids[c.offset], c.row.source, c.row.confidence, c.row.state,
+                c.row.quote, event_of(c.offset), c.row.source, c.row.confidence, c.row.state,
                 c.row.valid_from, c.row.valid_to, c.row.recorded_from, c.row.recorded_to,
                 c.row.due, None,
             )
             for c in self.claims
         ]  # fmt: skip
-        write_claims(
-            batch,
-            self.written,
-            [ClaimClosing(u.id, u.state, u.valid_to, u.recorded_to) for u in self.updates],
-        )
-        batch.executemany(
-            "INSERT INTO questions (id, event_id, asker, session, text, asked, state)"
-            " VALUES (?, ?, ?, ?, ?, ?, 'pending')",
-            [
-                (q.id, event_ids[offset], q.asker, q.session, q.text, asked)
-                for offset, q, asked in self.questions
-            ],
-        )
-        batch.executemany(
-            "UPDATE questions SET state = ?, resolved = ?, answer = ? WHERE id = ?",
-            [(state, now, event_ids[offset], qid) for qid, state, offset in self.settled],
-        )
-        self.goals = [_sourced(change, event_ids) for change in self.goals]
-        batch.executemany(_GOAL_UPSERT, [_goal_row(change.goal) for change in self.goals])
 
 
 class Knowledge:
-    def __init__(self, store: Store, config: KnowledgeConfig, hygiene: HygieneGate) -> None:
+    def __init__(self, store: SoulStore, config: KnowledgeConfig, hygiene: HygieneGate) -> None:
         self._store = store
         self.config = config
         self.entries = Entries(store, hygiene, config.correction_penalty)
@@ -201,29 +223,20 @@ class Knowledge:
         self._surfaced_index: EntryIndex | None = None
 
     @property
-    def store(self) -> Store:
+    def store(self) -> SoulStore:
         """The soul's store (what the memory map reads)."""
         return self._store
 
     async def load(self) -> None:
-        db = self._store.db
+        rows = self._store.knowledge
         self.surfacings = await Surfacings.read(self._store)
         self._surfaced_index = None
-        self.goals = {g.id: g for g in await self._goals("1")}
-        rows = await db.execute_fetchall(
-            f"SELECT {QUESTION_COLUMNS} FROM questions WHERE state = 'pending'"
-            " ORDER BY id DESC LIMIT ?",
-            (_PENDING,),
-        )
-        self.pending = [PendingQuestion(r[0], r[2], r[3], r[4]) for r in reversed(list(rows))]
+        self.goals = {row.id: _goal(row) for row in await rows.goals()}
+        self.pending = [
+            PendingQuestion(q.id, q.asker, q.session, q.text) for q in await rows.pending(_PENDING)
+        ]
         await self.entries.load()
-        self._next_question = await self._next("questions")
-
-    async def _next(self, table: str) -> int:
-        rows = list(
-            await self._store.db.execute_fetchall(f"SELECT coalesce(max(id), 0) + 1 FROM {table}")
-        )
-        return int(rows[0][0])
+        self._next_question = await rows.next_id("questions")
 
     # -- ingest ---------------------------------------------------------------
 
@@ -258,7 +271,7 @@ class Knowledge:
                         working[key] = await self.entries.slot_rows(candidate.subject, slots)
                     rows = working[key]
                     if not next_claim:
-                        next_claim = await self._next("claims")
+                        next_claim = await self._store.knowledge.next_id("claims")
                     # A told event holds from when it happened; the batch's events have
                     # no ids yet, so each stands for itself by its offset.
                     told = event.ts if candidate.when is None else candidate.when
@@ -304,8 +317,10 @@ class Knowledge:
                 pending.append(question)
         return plan
 
-    def committed(self, plan: Plan) -> None:
-        """``plan`` was written: bring the in-memory view up to date."""
+    def committed(self, plan: Plan, event_ids: Sequence[int]) -> None:
+        """``plan`` was stored with its events, ``event_ids`` (what the append returned):
+        bring the in-memory view up to date."""
+        plan.stored(event_ids)
         if plan.fresh is not None:
             written = plan.written is not None
             self.entries.view.apply(
@@ -329,9 +344,7 @@ class Knowledge:
         person = await self._person()
         change = apply(list(self.goals.values()), update, now=now, next_id=next_id, person=person)
         goal = change.goal
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                await db.execute(_GOAL_UPSERT, _goal_row(goal))
+        await self._store.knowledge.write_goals([_goal_row(goal)])
         self.goals[goal.id] = goal
         return change
 
@@ -340,10 +353,7 @@ class Knowledge:
         and the person's duplicate open goals on one topic become one. One transaction."""
         changed, gone = relink(list(self.goals.values()), await self._person())
         if changed or gone:
-            with anyio.CancelScope(shield=True):
-                async with self._store.transaction() as db:
-                    await db.executemany(_GOAL_UPSERT, [_goal_row(g) for g in changed])
-                    await db.executemany("DELETE FROM goals WHERE id = ?", [(i,) for i in gone])
+            await self._store.knowledge.write_goals([_goal_row(g) for g in changed], gone)
             self.goals.update((g.id, g) for g in changed)
             for goal_id in gone:
                 del self.goals[goal_id]
@@ -393,37 +403,13 @@ class Knowledge:
     async def _person(self) -> Callable[[str], str]:
         """Who stands behind a speaker: the person an account (or a person's own name)
         is linked to, read afresh (a link may have come since)."""
-        rows = await self._store.db.execute_fetchall(
-            "SELECT i.external, p.name FROM identities AS i JOIN persons AS p ON p.id = i.person"
-        )
         people: dict[str, set[str]] = {}
-        for external, name in rows:
+        for _, external, name in await self._store.identities():
             people.setdefault(external.casefold(), set()).add(name)
             people.setdefault(name.casefold(), set()).add(name)
         # An account id two persons share (one per channel) names neither.
         known = {alias: next(iter(n)) for alias, n in people.items() if len(n) == 1}
         return lambda speaker: known.get(speaker.casefold(), speaker)
-
-    async def _goals(self, where: str) -> list[Goal]:
-        rows = await self._store.db.execute_fetchall(
-            f"SELECT {_GOAL_COLUMNS} FROM goals WHERE {where} ORDER BY id"
-        )
-        return [
-            Goal(
-                id=r[0],
-                speaker=r[1],
-                statement=r[2],
-                domain=r[3],
-                priority=r[4],
-                triggers=tuple(json.loads(r[5])),
-                state=r[6],
-                progress=tuple(msgspec.json.decode(r[7], type=list[GoalNote])),
-                created=r[8],
-                updated=r[9],
-                event_id=r[10],
-            )
-            for r in rows
-        ]
 
     # -- reading --------------------------------------------------------------
 
@@ -515,41 +501,26 @@ class Knowledge:
 
     async def session_spent(self, session: str | None, since: float) -> int:
         """Characters of recalled items the contexts of ``session`` injected since ``since``."""
-        rows = list(
-            await self._store.db.execute_fetchall(
-                "SELECT coalesce(sum(recalled), 0) FROM assemblies"
-                " WHERE created >= ? AND session IS ?",
-                (since, session),
-            )
-        )
-        return int(rows[0][0])
+        return await self._store.knowledge.spent(session, since)
 
     async def assembly(self, context_hash: str | None) -> AssemblyLog | None:
         """The logged assembly with ``context_hash`` (a prefix will do), else the latest."""
-        sql = (
-            "SELECT hash, created, session, query, mode, chars, recalled, paused, items,"
-            " sections FROM assemblies"
+        logged = await self._store.knowledge.assembly(context_hash)
+        if logged is None:
+            return None
+        row = logged.row
+        return AssemblyLog(
+            hash=row.hash,
+            created=logged.created,
+            session=row.session,
+            query=row.query,
+            mode=row.mode,
+            chars=row.chars,
+            recalled=row.recalled,
+            paused=row.paused,
+            items=msgspec.json.decode(row.items, type=list[LoggedItem]),
+            sections=msgspec.json.decode(row.sections, type=list[dict[str, object]]),
         )
-        if context_hash:
-            rows = await self._store.db.execute_fetchall(
-                sql + " WHERE hash LIKE ? ORDER BY id DESC LIMIT 1", (context_hash + "%",)
-            )
-        else:
-            rows = await self._store.db.execute_fetchall(sql + " ORDER BY id DESC LIMIT 1")
-        for row in rows:
-            return AssemblyLog(
-                hash=row[0],
-                created=row[1],
-                session=row[2],
-                query=row[3],
-                mode=row[4],
-                chars=row[5],
-                recalled=row[6],
-                paused=bool(row[7]),
-                items=msgspec.json.decode(row[8], type=list[LoggedItem]),
-                sections=msgspec.json.decode(row[9], type=list[dict[str, object]]),
-            )
-        return None
 
 
 def _apply(row: ClaimRow, updates: Sequence[ClaimUpdate]) -> ClaimRow:

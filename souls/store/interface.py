@@ -31,37 +31,44 @@ its own, as the room's tables are; :mod:`souls.store.cards`,
 :mod:`souls.store.postgres.cards`, tests/souls/store/test_card_rows.py). People behind
 accounts (souls/knowledge/persons.py) are linked and read through it too
 (:mod:`souls.store.persons`, :mod:`souls.store.postgres.persons`,
-tests/souls/store/test_person_rows.py).
+tests/souls/store/test_person_rows.py). The knowledge room (souls/knowledge/knowledge.py,
+entries.py, navigate.py) reads and writes through :class:`KnowledgeRows`
+(``SoulStore.knowledge``; :mod:`souls.store.knowledge`,
+:mod:`souls.store.postgres.knowledge`, tests/souls/store/test_knowledge_rows.py): its
+goals, questions, the claims it reads, the entries the user states, the logged
+assemblies it reads back and the memory map's reads. What ingest adds to it — the
+claims read from the events and the closings of older ones, the questions asked and
+settled, the goals read from what people said — goes in the turn's
+:class:`~souls.store.changes.Changes` (``claims``, ``closings``, ``questions``,
+``settlements``, ``goals``: :meth:`souls.knowledge.knowledge.Plan.joined`), appended
+with its events on either backend.
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``StoreCounts``, ``Successor``,
 :class:`~souls.store.bm25.TermStats`; :mod:`souls.store.inner`'s ``Summary``,
 ``Observation``, ``MindCounts``; :mod:`souls.store.pages`' ``StoredEvent``;
-:class:`~souls.store.scope.Scope`) are shared, defined beside the SQLite store.
+:mod:`souls.store.knowledge`'s ``Question``, ``LoggedAssembly``;
+:mod:`souls.store.changes`' ``NewClaim``, ``GoalRow``; :class:`~souls.store.scope.Scope`)
+are shared, defined beside the SQLite store.
 
 What is NOT behind the interface yet — the remaining work of #21's first point. SQL
-that reaches the SQLite connection directly (``store.db``, or the connection handed to
-``Derived`` callbacks and ``store.transaction()``), outside souls/store/:
+that reaches the SQLite connection directly (``store.db``, or the connection of
+``store.transaction()``), outside souls/store/:
 
-* souls/actor/extraction.py — ``claims``, ``events``, ``unspoken``.
+* souls/actor/extraction.py — ``claims``, ``events``, ``unspoken``: the model's claims
+  are written in a ``store.transaction()`` of its own, reading a slot's claims
+  (``Entries.slot_rows``, through the interface) inside it, which on SQLite sees what
+  that transaction wrote so far; on PostgreSQL it would not.
 * souls/actor/rights.py — forget (the full one: cards, claims, questions, summaries,
   markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
   secure_delete``, FTS5 ``optimize``, WAL checkpoint), export, backup, rebuild.
 * souls/actor/scrub.py — ``assemblies``, ``draws``, ``gaps``, ``goals``, ``soul_state``.
-* souls/knowledge/entries.py, knowledge.py, navigate.py — ``claims``, ``questions``
-  (PostgreSQL has the table: migration 0008), ``goals``, ``assemblies``, ``summaries``.
-  Their claims reach the SQLite store only: ``Plan.write`` (the claims of ingest,
-  with :func:`~souls.store.changes.write_claims`, the statements of Changes' ``claims``
-  and ``closings``) through append's ``derived``, stated entries, the model's
-  extraction through ``store.transaction()`` (persons' relinking is
-  :meth:`SoulStore.link_person`'s, on both backends); not yet through
-  Changes, the way the interface stores them on both backends.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
-  gaps, summaries, ``fired``, assemblies, surfaced, claims... in the same
-  transaction). Of the modules that read those rows back, the mind's, surfacing's,
-  ``due``'s and recall's reads are behind the interface; those listed above are
-  SQLite's only.
+  gaps, summaries, ``fired``, assemblies, surfaced, claims, questions, goals... in
+  the same transaction). Of the modules that read those rows back, the mind's,
+  surfacing's, ``due``'s, recall's and the knowledge room's reads are behind the
+  interface; those listed above are SQLite's only.
 * souls/store/check.py, reindex.py, files.py — the read-only checks of a database
   file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
   PostgreSQL (nor ``soupd migrate``, export/import between the two).
@@ -69,9 +76,10 @@ that reaches the SQLite connection directly (``store.db``, or the connection han
   matrix as on SQLite: the pgvector extension is not used yet. The ``memory_sources``
   of derived memories, which decay's purge and forget delete on SQLite, have no
   PostgreSQL side (PostgreSQL holds observations only).
-* On PostgreSQL, forget leaves the claims of the events it deletes, as
+* On PostgreSQL, forget leaves the claims and questions of the events it deletes, as
   :meth:`SoulStore.forget` does on SQLite (the full forget of rights.py deletes them
-  there; none yet on PostgreSQL).
+  there; none yet on PostgreSQL); a goal read from such an event loses its event id
+  on both (SQLite's foreign key, PgStore's own statement).
 * Not in the interface: ``Store.transaction()``, ``Store.commit()`` and ``Store.db``,
   the SQLite connection the callers above write through.
 """

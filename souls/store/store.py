@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +48,6 @@ from supervisor.errors import DiskFull, StoreUnusable
 
 __all__ = [
     "Candidate",
-    "Derived",
     "Hit",
     "NewEvent",
     "Origin",
@@ -70,11 +69,6 @@ _SUPERSEDED = (
 )
 
 Synchronous = Literal["off", "normal", "full", "extra"]
-
-
-# Rows derived from appended events (claims, questions...), added to their transaction's
-# batch once their ids are known: (the batch, the new event ids in order, now).
-Derived = Callable[[Batch, Sequence[int], float], None]
 
 
 class NewEvent(msgspec.Struct, frozen=True, gc=False):
@@ -324,15 +318,11 @@ class Store:
         return self._db
 
     async def append(
-        self,
-        events: Sequence[NewEvent],
-        changes: Changes | None = None,
-        now: float = 0.0,
-        derived: Derived | None = None,
+        self, events: Sequence[NewEvent], changes: Changes | None = None, now: float = 0.0
     ) -> list[int]:
-        """Append events, each with its observation memory, ``changes`` and what
-        ``derived`` writes from the events' new ids, in one transaction. Returns the new
-        event ids in order."""
+        """Append events, each with its observation memory, and ``changes`` (whose rows
+        may name the events by their offsets: :class:`~souls.store.changes.NewClaim`), in
+        one transaction. Returns the new event ids in order."""
         first_event, first_memory = self._next_event, self._next_memory
         # Each table's parameters flattened, row after row (see souls.store.bulk).
         event_values: list[object] = []
@@ -378,8 +368,6 @@ class Store:
         )
         if changes:
             write_changes(batch, changes, now, range(first_event, first_event + len(events)))
-        if derived is not None:
-            derived(batch, range(first_event, first_event + len(events)), now)
         # Shielded: once a batch is handed to SQLite it is finished (committed or rolled
         # back) before anyone can observe a cancellation, so a reply never misreports it.
         with anyio.CancelScope(shield=True):

@@ -95,8 +95,8 @@ async def test_a_held_out_chat_keeps_what_was_said_and_nothing_of_the_small_talk
         for day, speaker, text in CHAT:
             one = _event(day, speaker, text)
             plan = await knowledge.perceive([one])
-            await store.append([one], None, one.ts, plan.write if plan else None)
-            knowledge.committed(plan)
+            ids = await store.append([one], plan.joined(), one.ts)
+            knowledge.committed(plan, ids)
         claims = await knowledge.entries.claims(every=True)
         assert {(c.subject, c.slot, c.value) for c in claims} == KEPT
         assert {c.state for c in claims} == {"active"}

@@ -47,8 +47,8 @@ async def say(store: Store, knowledge: Knowledge, *events: NewEvent) -> None:
     """Each event a batch of its own, as turns arrive."""
     for one in events:
         plan = await knowledge.perceive([one])
-        await store.append([one], None, one.ts, plan.write if plan else None)
-        knowledge.committed(plan)
+        ids = await store.append([one], plan.joined(), one.ts)
+        knowledge.committed(plan, ids)
 
 
 async def rows(knowledge: Knowledge, slot: str) -> dict[str, Claim]:

@@ -23,8 +23,8 @@ def event(text: str, sender: str = "mel", kind: str = "message", ts: float = NOW
 
 async def ingest(store: Store, knowledge: Knowledge, events: list[NewEvent]) -> None:
     plan = await knowledge.perceive(events)
-    await store.append(events, None, NOW, plan.write if plan else None)
-    knowledge.committed(plan)
+    ids = await store.append(events, plan.joined(), NOW)
+    knowledge.committed(plan, ids)
 
 
 async def test_goals_are_written_with_their_events_and_survive_a_reload(tmp_path: Path) -> None:

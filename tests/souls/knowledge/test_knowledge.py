@@ -42,8 +42,8 @@ async def knowing(tmp_path: Path) -> AsyncIterator[tuple[Store, Knowledge]]:
 
 async def ingest(store: Store, knowledge: Knowledge, events: list[NewEvent]) -> list[int]:
     plan = await knowledge.perceive(events)
-    ids = await store.append(events, None, NOW, plan.write if plan else None)
-    knowledge.committed(plan)
+    ids = await store.append(events, plan.joined(), NOW)
+    knowledge.committed(plan, ids)
     return ids
 
 
@@ -116,7 +116,7 @@ async def test_claims_roll_back_with_their_events(tmp_path: Path) -> None:
         plan = await knowledge.perceive([clash])
         assert plan.claims
         with pytest.raises(sqlite3.IntegrityError):
-            await store.append([clash], None, NOW, plan.write)
+            await store.append([clash], plan.joined(), NOW)
         assert await knowledge.entries.claims(every=True) == []  # gone with the event
         # The view in memory never took the claim: stale since the plan was made, it is
         # read again before use.
