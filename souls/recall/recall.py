@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import heapq
 import re
+import sys
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -578,12 +579,29 @@ async def _resonance(
 
 class HitCache:
     """The latest memories recall returned, by id: associates and cited memories are
-    mostly memories recalled before, so most of them need no read. Memories never
-    change text; drop the cache whenever memories may have been hidden (decay)."""
+    mostly memories recalled before (an edge forms only between memories recalled
+    together), so most of them need no read. Memories never change text; drop the cache
+    whenever memories may have been hidden (decay).
 
-    def __init__(self, size: int = 4096) -> None:
+    Bounded by bytes, not by count: ``budget`` is what its rows may take (a text's own
+    size in CPython, plus ``_ENTRY`` for the rest of the row), so that a soul of short
+    chat turns keeps every memory it recalled of its last ten thousand or so, and one of
+    long documents fewer, in the same memory."""
+
+    _ENTRY = 256  # bytes a cached row takes besides its text (Hit, key, links), about
+
+    def __init__(self, budget: int = 4 << 20) -> None:
         self._hits: OrderedDict[int, Hit] = OrderedDict()
-        self._size = size
+        self._budget = budget
+        self._used = 0
+
+    def __len__(self) -> int:
+        return len(self._hits)
+
+    @property
+    def used(self) -> int:
+        """The bytes its rows take, by the count above."""
+        return self._used
 
     def get(self, memory_id: int) -> Hit | None:
         hit = self._hits.get(memory_id)
@@ -592,10 +610,17 @@ class HitCache:
         return hit
 
     def put(self, hit: Hit) -> None:
+        old = self._hits.pop(hit.memory_id, None)
+        if old is not None:
+            self._used -= self._cost(old)
         self._hits[hit.memory_id] = hit
-        self._hits.move_to_end(hit.memory_id)
-        if len(self._hits) > self._size:
-            self._hits.popitem(last=False)
+        self._used += self._cost(hit)
+        while self._used > self._budget and len(self._hits) > 1:
+            _, evicted = self._hits.popitem(last=False)
+            self._used -= self._cost(evicted)
+
+    def _cost(self, hit: Hit) -> int:
+        return sys.getsizeof(hit.text) + self._ENTRY
 
 
 async def _details(
