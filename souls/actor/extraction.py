@@ -17,7 +17,9 @@ floor). Invariants a caller may rely on:
 * The soul is the only writer: the worker writes nothing. It mails the soul one
   ``Extracted`` at a time (housekeeping: it never keeps a soul awake) and the soul, in
   a turn, calls :meth:`Extraction.apply`: per event one transaction of claims (through
-  the merge algebra, like the rules') and unspoken items.
+  the merge algebra, like the rules') and unspoken items
+  (:func:`souls.knowledge.extracted.store_reading`, through the store interface: on
+  either backend).
 * A crash, a stop or hibernation loses only what was not written yet: all of it is
   re-derivable from the stored events. An event forgotten before its results were
   written gets none of them.
@@ -42,11 +44,13 @@ from souls.actor.clock import Clock
 from souls.actor.mailbox import Mailbox
 from souls.config import SoulConfig
 from souls.knowledge.claim_llm import Reading, read_answer
-from souls.knowledge.claims import SLOTS, ClaimUpdate, llm_prompt, merge, related_slots
-from souls.knowledge.entries import CLAIM_COLUMNS, Claim, Entries
+from souls.knowledge.claims import llm_prompt
+from souls.knowledge.entries import Entries
+from souls.knowledge.extracted import store_reading
 from souls.llm.chat import ChatClient, LLMError
 from souls.messages import Extracted, Message
-from souls.store.store import NewEvent, Store
+from souls.store.interface import SoulStore
+from souls.store.store import NewEvent
 from supervisor.errors import SoupdError
 from supervisor.pace import Pacer
 
@@ -81,7 +85,7 @@ class Extraction:
         config: SoulConfig,
         clock: Clock,
         *,
-        store: Store,
+        store: SoulStore,
         entries: Entries,
         mailbox: Mailbox[Message],
     ) -> None:
@@ -201,54 +205,15 @@ class Extraction:
         job, reading = done.job, done.reading
         if not reading.claims and not reading.unspoken:
             return
-        db = self._store.db
-        if not await db.execute_fetchall("SELECT 1 FROM events WHERE id = ?", (job.event_id,)):
+        stored = await store_reading(
+            self._store, self._entries, job.event_id, job.ts, reading, self._clock.now()
+        )
+        if stored is None:
             self._counts["gone"] += 1  # forgotten meanwhile: nothing of it is kept
             return
-        now = self._clock.now()
-        written: list[Claim] = []
-        updates: list[ClaimUpdate] = []
-        fresh = self._entries.view.writing()
-        with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as db:
-                for candidate in reading.claims:
-                    slots = tuple(sorted(related_slots(candidate.slot)))
-                    # Read inside the transaction: it sees this event's earlier claims.
-                    rows = await self._entries.slot_rows(candidate.subject, slots)
-                    told = job.ts if candidate.when is None else candidate.when
-                    plan = merge(rows, candidate, event_id=job.event_id, valid_from=told, now=now)
-                    if plan.insert_state is not None:
-                        since = plan.insert_valid_from
-                        claim = Claim(
-                            0, SLOTS[candidate.slot].type, candidate.subject, candidate.slot,
-                            candidate.value, candidate.quote, job.event_id, "llm",
-                            plan.insert_confidence or candidate.confidence, plan.insert_state,
-                            told if since is None else since, plan.insert_valid_to, now,
-                            plan.insert_recorded_to, candidate.due, None,
-                        )  # fmt: skip
-                        cursor = await db.execute(
-                            f"INSERT INTO claims ({CLAIM_COLUMNS}) VALUES"
-                            " (NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                            msgspec.structs.astuple(claim)[1:],
-                        )
-                        assert cursor.lastrowid is not None
-                        written.append(msgspec.structs.replace(claim, id=cursor.lastrowid))
-                    await db.executemany(
-                        "UPDATE claims SET state = ?, valid_to = coalesce(?, valid_to),"
-                        " recorded_to = coalesce(?, recorded_to) WHERE id = ?",
-                        [(u.state, u.valid_to, u.recorded_to, u.id) for u in plan.updates],
-                    )
-                    updates += plan.updates
-                cursor = await db.executemany(
-                    "INSERT OR IGNORE INTO unspoken (id, event_id, subject, sentence, recorded)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    [(u.id, job.event_id, u.subject, u.sentence, now) for u in reading.unspoken],
-                )
-                kept = max(cursor.rowcount, 0)
-        self._entries.view.apply(written, updates, fresh=fresh)
-        self._counts["stored"] += len(written)
-        self._counts["duplicate"] += len(reading.claims) - len(written)
-        self._counts["unspoken"] += kept
+        self._counts["stored"] += len(stored.claims)
+        self._counts["duplicate"] += stored.duplicates
+        self._counts["unspoken"] += stored.unspoken
 
     def statistics(self) -> dict[str, int]:
         """What ``soupd stats`` shows under ``extraction`` (since the soul started):
@@ -284,12 +249,9 @@ class Extraction:
         return stats
 
 
-async def unspoken(store: Store) -> list[dict[str, object]]:
+async def unspoken(store: SoulStore) -> list[dict[str, object]]:
     """The unspoken items, oldest first: never facts, listed apart from the claims."""
-    rows = await store.db.execute_fetchall(
-        "SELECT id, event_id, subject, sentence, recorded FROM unspoken ORDER BY recorded, id"
-    )
     return [
-        {"id": i, "event_id": e, "subject": s, "sentence": t, "recorded": r, "unspoken": True}
-        for i, e, s, t, r in rows
+        {**msgspec.structs.asdict(item), "unspoken": True}
+        for item in await store.knowledge.unspoken()
     ]

@@ -14,4 +14,7 @@ vocabulary (events, messages, results) and :mod:`supervisor.errors`; never colli
 """
 
 # The modules other rooms may import; the rest are this room's own.
-__all__ = ["claim_llm", "claims", "entries", "goals", "knowledge", "navigate", "persons", "tasks"]
+__all__ = [
+    "claim_llm", "claims", "entries", "extracted", "goals", "knowledge", "navigate", "persons",
+    "tasks",
+]  # fmt: skip

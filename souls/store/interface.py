@@ -42,12 +42,17 @@ settled, the goals read from what people said — goes in the turn's
 :class:`~souls.store.changes.Changes` (``claims``, ``closings``, ``questions``,
 ``settlements``, ``goals``: :meth:`souls.knowledge.knowledge.Plan.joined`), appended
 with its events on either backend.
+A model's reading of an event (souls/actor/extraction.py: its claims merged against
+the claims of their slots read once, its unspoken items) is written in one transaction
+by ``KnowledgeRows.write_extracted``, only while the event is still stored
+(:mod:`souls.knowledge.extracted`, tests/souls/knowledge/test_extracted.py); the
+unspoken items are read back by ``KnowledgeRows.unspoken``.
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``StoreCounts``, ``Successor``,
 :class:`~souls.store.bm25.TermStats`; :mod:`souls.store.inner`'s ``Summary``,
 ``Observation``, ``MindCounts``; :mod:`souls.store.pages`' ``StoredEvent``;
-:mod:`souls.store.knowledge`'s ``Question``, ``LoggedAssembly``;
+:mod:`souls.store.knowledge`'s ``Question``, ``LoggedAssembly``, ``UnspokenRow``;
 :mod:`souls.store.changes`' ``NewClaim``, ``GoalRow``; :class:`~souls.store.scope.Scope`)
 are shared, defined beside the SQLite store.
 
@@ -55,10 +60,6 @@ What is NOT behind the interface yet — the remaining work of #21's first point
 that reaches the SQLite connection directly (``store.db``, or the connection of
 ``store.transaction()``), outside souls/store/:
 
-* souls/actor/extraction.py — ``claims``, ``events``, ``unspoken``: the model's claims
-  are written in a ``store.transaction()`` of its own, reading a slot's claims
-  (``Entries.slot_rows``, through the interface) inside it, which on SQLite sees what
-  that transaction wrote so far; on PostgreSQL it would not.
 * souls/actor/rights.py — forget (the full one: cards, claims, questions, summaries,
   markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
   secure_delete``, FTS5 ``optimize``, WAL checkpoint), export, backup, rebuild.
@@ -95,7 +96,7 @@ from souls.store.cards import DrawRow, NewCard
 from souls.store.changes import Changes, ClaimClosing, GoalRow, NewClaim
 from souls.store.fading import Fading
 from souls.store.inner import MindCounts, Observation, Summary
-from souls.store.knowledge import LoggedAssembly, Question, Table
+from souls.store.knowledge import LoggedAssembly, Question, Table, UnspokenRow
 from souls.store.neighbours import Row
 from souls.store.pages import StoredEvent
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
@@ -221,6 +222,25 @@ class KnowledgeRows(Protocol):
     ) -> int | None:
         """Store ``claim`` under the next claim id (its own is ignored), close
         ``closings``, set the ``soul_state`` values of ``state``; the claim's id."""
+        ...
+
+    async def write_extracted(
+        self,
+        event_id: int,
+        claims: Sequence[NewClaim],
+        closings: Sequence[ClaimClosing],
+        unspoken: Sequence[UnspokenRow],
+    ) -> int | None:
+        """A model's reading of event ``event_id`` (souls/knowledge/extracted.py): if
+        the event is still stored, store ``claims`` under their own ids, close
+        ``closings`` and add the ``unspoken`` items not stored yet (by id), in one
+        shielded transaction; how many unspoken items were new. None, with nothing
+        written, when the event is gone."""
+        ...
+
+    async def unspoken(self) -> list[UnspokenRow]:
+        """Every unspoken item, oldest first (by when recorded, then id); they go with
+        their event when it is forgotten."""
         ...
 
     async def spent(self, session: str | None, since: float) -> int:

@@ -1,7 +1,9 @@
 """The knowledge room's rows on SQLite (souls/knowledge/ decides what they mean): goals,
 the questions people asked, the claims the room reads (entries in force, a slot's,
 those named) and the entries the user states, the contexts assembled (a session's
-spend, a logged assembly) and what the memory map and its drill-down read.
+spend, a logged assembly), what the memory map and its drill-down read, and what a
+model's reading of one event stores (its claims, the unspoken items: souls/knowledge/
+extracted.py).
 :mod:`souls.store.postgres.knowledge` keeps the same rows on PostgreSQL;
 :class:`~souls.store.interface.KnowledgeRows` is what both offer.
 
@@ -29,8 +31,8 @@ from souls.store.changes import (
 )
 
 __all__ = [
-    "ASSEMBLY_COLUMNS", "EVENT_KEYS", "QUESTION_COLUMNS", "SUMMARY_KEYS", "KnowledgeRows",
-    "LoggedAssembly", "Question",
+    "ASSEMBLY_COLUMNS", "EVENT_KEYS", "QUESTION_COLUMNS", "SUMMARY_KEYS", "UNSPOKEN_COLUMNS",
+    "KnowledgeRows", "LoggedAssembly", "Question", "UnspokenRow",
 ]  # fmt: skip
 
 QUESTION_COLUMNS = "id, event_id, asker, session, text, asked, state, resolved, answer"
@@ -41,6 +43,7 @@ EVENT_KEYS = (
     "recorded", "salience", "text",
 )  # fmt: skip
 SUMMARY_KEYS = ("id", "layer", "text", "created", "observations", "reflector", "reason")
+UNSPOKEN_COLUMNS = "id, event_id, subject, sentence, recorded"
 
 Table = Literal["claims", "questions"]
 
@@ -57,6 +60,18 @@ class Question(msgspec.Struct, frozen=True):
     state: str
     resolved: float | None
     answer: int | None
+
+
+class UnspokenRow(msgspec.Struct, frozen=True):
+    """What a model judged a sentence of event ``event_id`` to leave unsaid
+    (souls.knowledge.claim_llm): the sentence verbatim, under ``unspoken.<hash>``.
+    Never a fact, never injected."""
+
+    id: str
+    event_id: int
+    subject: str
+    sentence: str
+    recorded: float
 
 
 class LoggedAssembly(msgspec.Struct, frozen=True):
@@ -184,6 +199,44 @@ class KnowledgeRows:
                     list(state.items()),
                 )
         return stored
+
+    async def write_extracted(
+        self,
+        event_id: int,
+        claims: Sequence[NewClaim],
+        closings: Sequence[ClaimClosing],
+        unspoken: Sequence[UnspokenRow],
+    ) -> int | None:
+        """If event ``event_id`` is still stored: store ``claims`` (under their own
+        ids), close ``closings`` and add the ``unspoken`` items not stored yet (by id),
+        in one shielded transaction; how many unspoken items were new. None, with
+        nothing written, when the event is gone."""
+        with anyio.CancelScope(shield=True):
+            async with self._store.transaction() as db:
+                if not await db.execute_fetchall("SELECT 1 FROM events WHERE id = ?", (event_id,)):
+                    return None
+                await db.executemany(
+                    f"INSERT INTO claims ({CLAIM_COLUMNS}) VALUES"
+                    " (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    [msgspec.structs.astuple(claim) for claim in claims],
+                )
+                await db.executemany(
+                    "UPDATE claims SET state = ?, valid_to = coalesce(?, valid_to),"
+                    " recorded_to = coalesce(?, recorded_to) WHERE id = ?",
+                    [(c.state, c.valid_to, c.recorded_to, c.id) for c in closings],
+                )
+                cursor = await db.executemany(
+                    f"INSERT OR IGNORE INTO unspoken ({UNSPOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+                    [msgspec.structs.astuple(item) for item in unspoken],
+                )
+        return max(cursor.rowcount, 0)
+
+    async def unspoken(self) -> list[UnspokenRow]:
+        """Every unspoken item, oldest first (by when recorded, then id)."""
+        rows = await self._store.db.execute_fetchall(
+            f"SELECT {UNSPOKEN_COLUMNS} FROM unspoken ORDER BY recorded, id"
+        )
+        return [UnspokenRow(*row) for row in rows]
 
     # -- the contexts assembled -----------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The knowledge room's rows on PostgreSQL (goals: migration 0009_goals; questions:
-0008; claims: 0005), as :mod:`souls.store.knowledge` keeps them on SQLite: the same
-rows in the same orders, each under its soul. Ids are the soul's own, one more than
-its largest as SQLite hands them out (the soul's actor is its only writer).
+0008; claims: 0005; unspoken items: 0010), as :mod:`souls.store.knowledge` keeps them
+on SQLite: the same rows in the same orders, each under its soul. Ids are the soul's
+own, one more than its largest as SQLite hands them out (the soul's actor is its only
+writer).
 
 :func:`write` stores what a turn's :class:`~souls.store.changes.Changes` adds
 (questions asked and settled, goals), in the append's transaction."""
@@ -29,10 +30,13 @@ from souls.store.knowledge import (
     EVENT_KEYS,
     QUESTION_COLUMNS,
     SUMMARY_KEYS,
+    UNSPOKEN_COLUMNS,
     LoggedAssembly,
     Question,
     Table,
+    UnspokenRow,
 )
+from souls.store.postgres import claims as claim_rows
 
 __all__ = ["PgKnowledgeRows", "write"]
 
@@ -199,6 +203,47 @@ class PgKnowledgeRows:
                     [(soul, key, value) for key, value in state.items()],
                 )
         return None if stored is None else int(stored)
+
+    async def write_extracted(
+        self,
+        event_id: int,
+        claims: Sequence[NewClaim],
+        closings: Sequence[ClaimClosing],
+        unspoken: Sequence[UnspokenRow],
+    ) -> int | None:
+        soul = self._soul
+        with anyio.CancelScope(shield=True):
+            async with self._pool.acquire() as db, db.transaction():
+                if not await db.fetchval(
+                    "SELECT 1 FROM events WHERE soul = $1 AND id = $2", soul, event_id
+                ):
+                    return None
+                changes = Changes(claims=list(claims), closings=list(closings))
+                await claim_rows.write(db, soul, changes, ())
+                if not unspoken:
+                    return 0
+                status = await db.execute(
+                    f"INSERT INTO unspoken (soul, {UNSPOKEN_COLUMNS})"
+                    " SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[],"
+                    " $6::float8[]) ON CONFLICT (soul, id) DO NOTHING",
+                    soul,
+                    [u.id for u in unspoken],
+                    [u.event_id for u in unspoken],
+                    [u.subject for u in unspoken],
+                    [u.sentence for u in unspoken],
+                    [u.recorded for u in unspoken],
+                )
+        return int(status.split()[-1])
+
+    async def unspoken(self) -> list[UnspokenRow]:
+        # COLLATE "C": ids ordered by their bytes, as SQLite orders text.
+        async with self._pool.acquire() as db:
+            rows = await db.fetch(
+                f"SELECT {UNSPOKEN_COLUMNS} FROM unspoken WHERE soul = $1"
+                ' ORDER BY recorded, id COLLATE "C"',
+                self._soul,
+            )
+        return [UnspokenRow(*row) for row in rows]
 
     # -- the contexts assembled -----------------------------------------------------
 

@@ -472,6 +472,26 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX goals_event ON goals (soul, event_id) WHERE event_id IS NOT NULL;
         """,
     ),
+    (
+        "0010_unspoken",
+        """
+        -- What a model judged a sentence to leave unsaid (souls/knowledge/claim_llm.py),
+        -- as on SQLite: the sentence itself, verbatim from its event, by
+        -- unspoken.<hash of the sentence>. Never a fact, never injected; it goes with
+        -- its event when that is forgotten.
+        CREATE TABLE unspoken (
+            soul     integer NOT NULL,
+            id       text NOT NULL,
+            event_id bigint NOT NULL,
+            subject  text NOT NULL,
+            sentence text NOT NULL,
+            recorded double precision NOT NULL,
+            PRIMARY KEY (soul, id),
+            FOREIGN KEY (soul, event_id) REFERENCES events (soul, id) ON DELETE CASCADE
+        );
+        CREATE INDEX unspoken_event ON unspoken (soul, event_id);
+        """,
+    ),
 )
 
 
