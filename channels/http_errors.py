@@ -33,6 +33,10 @@ _STATUS = {
     "llm_unavailable": 502,
     "soul_unavailable": 503,
     "store_unusable": 503,
+    # Another daemon of the shared store owns the soul (RFC 9110 §15.5.20: this server
+    # is not the one to answer for it), or took it over mid-request (retry).
+    "soul_elsewhere": 421,
+    "lease_lost": 503,
     "unsafe_file": 503,
     "too_many_connections": 503,
     "channel.not_ready": 503,

@@ -25,6 +25,8 @@ the code kept, so a newer daemon never breaks an older client.
     │   └── CredentialFound            hygiene.credential
     ├── Busy                           busy
     ├── SoulUnavailable                soul_unavailable
+    ├── SoulElsewhere                  soul_elsewhere    (another daemon owns the soul)
+    ├── LeaseLost                      lease_lost        (another daemon took it over)
     ├── StoreUnusable                  store_unusable
     ├── UnsafeFile                     unsafe_file
     ├── DiskFull                       disk_full
@@ -72,6 +74,7 @@ __all__ = [
     "InvalidCharacters",
     "InvalidParams",
     "LLMUnavailable",
+    "LeaseLost",
     "LightningError",
     "NotEnoughCards",
     "NotFound",
@@ -80,6 +83,7 @@ __all__ = [
     "RejectedInput",
     "RepeatedLines",
     "ReplyBufferFull",
+    "SoulElsewhere",
     "SoulUnavailable",
     "SoupdError",
     "StoreUnusable",
@@ -189,6 +193,19 @@ class SoulUnavailable(SoupdError):
     """The soul is restarting, stopping, or was stopped after crashing too often."""
 
     code = "soul_unavailable"
+
+
+class SoulElsewhere(SoupdError):
+    """On a shared PostgreSQL store, another daemon owns the soul: the message names it."""
+
+    code = "soul_elsewhere"
+
+
+class LeaseLost(SoupdError):
+    """On a shared PostgreSQL store, the daemon lost the soul to another mid-request;
+    nothing of the request was stored: retry."""
+
+    code = "lease_lost"
 
 
 class StoreUnusable(SoupdError):

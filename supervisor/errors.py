@@ -19,6 +19,8 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     ├── RejectedInput                hygiene.<rule>
     ├── SoulBusy                     busy
     ├── SoulUnavailable              soul_unavailable
+    ├── SoulElsewhere                soul_elsewhere    (PostgreSQL: another daemon owns it)
+    ├── LeaseLost                    lease_lost        (PostgreSQL: another daemon took it)
     ├── StoreUnusable                store_unusable
     ├── UnsafeFile                   unsafe_file
     ├── DiskFull                     disk_full
@@ -59,6 +61,7 @@ __all__ = [
     "IdleTimeout",
     "InjectedFault",
     "InvalidParams",
+    "LeaseLost",
     "MalformedFrame",
     "MissingItem",
     "NotFound",
@@ -69,6 +72,7 @@ __all__ = [
     "ReplyBufferFull",
     "RestartIntensityExceeded",
     "SoulBusy",
+    "SoulElsewhere",
     "SoulUnavailable",
     "SoupdError",
     "StoreUnusable",
@@ -208,6 +212,42 @@ class SoulUnavailable(SoupdError):
     """The soul is restarting, stopping, or was stopped after crashing too often."""
 
     code = "soul_unavailable"
+
+
+class SoulElsewhere(SoupdError):
+    """On a shared PostgreSQL store, another daemon owns the soul (holds its lease)."""
+
+    code = "soul_elsewhere"
+
+    def __init__(self, soul: str, owner: str | None) -> None:
+        where = f"the daemon at {owner}" if owner else "another daemon"
+        super().__init__(
+            f"soul {soul!r} is served by {where}: send the request there, or retry here "
+            "once that daemon has stopped (its lease then goes to whoever asks first)"
+        )
+        self.soul = soul
+        self.owner = owner
+
+
+class LeaseLost(SoupdError):
+    """On a shared PostgreSQL store, this daemon no longer owns the soul: its lease went
+    (its session ended) and another daemon took the soul over. Nothing of the write that
+    found it was stored."""
+
+    code = "lease_lost"
+
+    def __init__(self, soul: str, epoch: int, now: int | None) -> None:
+        taken = (
+            "its lease was given up"
+            if now is None
+            else f"another daemon took it over (lease {now})"
+        )
+        super().__init__(
+            f"this daemon no longer owns soul {soul!r} ({taken}, ours was lease {epoch}); "
+            "nothing of this was stored: retry, and the request goes to its owner"
+        )
+        self.soul = soul
+        self.epoch = epoch
 
 
 class AskTimeout(SoupdError):

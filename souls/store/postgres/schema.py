@@ -492,6 +492,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX unspoken_event ON unspoken (soul, event_id);
         """,
     ),
+    (
+        "0011_epoch",
+        """
+        -- The epoch of a soul's lease (souls/store/postgres/lease.py): bumped by every take
+        -- and give-up; a write transaction made under another epoch stores nothing.
+        ALTER TABLE souls ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
+        """,
+    ),
 )
 
 
