@@ -12,12 +12,12 @@ whose table changed (:mod:`channels.supervisor`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-import anyio
 import msgspec
+
+from supervisor.secrets import read_secret as secret
 
 __all__ = [
     "ChannelConfig",
@@ -219,30 +219,7 @@ def channel_problem(
 
 
 async def read_secret(channel: str, what: str, env: str | None, file: str | None) -> str:
-    """The credential from its environment variable or file; ValueError says what to fix.
-
-    Read when the channel connects (not at load), so a rotated file is picked up at
-    the next reconnect.
-    """
-    if env is not None:
-        value = os.environ.get(env, "").strip()
-        if not value:
-            raise ValueError(
-                f"channel {channel!r}: environment variable {env} ({what}) is not set or "
-                "empty; export it in soupd's environment (systemd: Environment= or "
-                "LoadCredential=)"
-            )
-        return value
-    if file is None:
-        raise ValueError(f"channel {channel!r}: no {what} configured")
-    try:
-        path = await anyio.Path(file).expanduser()
-        value = (await path.read_text(encoding="utf-8")).strip()
-    except OSError as exc:
-        raise ValueError(
-            f"channel {channel!r}: cannot read {what} from {file}: {exc.strerror or exc}; "
-            "check the path and that soupd's user may read it"
-        ) from None
-    if not value:
-        raise ValueError(f"channel {channel!r}: {file} ({what}) is empty")
-    return str(value)
+    """The channel's credential from its environment variable or file, read when the
+    channel connects (a rotated file is picked up at the next reconnect); ValueError
+    says what to fix."""
+    return await secret(f"channel {channel!r}", what, env, file)
