@@ -23,11 +23,11 @@ import aiosqlite
 import anyio
 import msgspec
 
-from souls.actor.scrub import needles, scrub_goals, scrub_logs, scrub_reports
+from souls.actor.scrub import needles, scrub, scrub_reports
 from souls.mind.appraisal import appraise, with_person
 from souls.mind.markers import Markers
 from souls.mind.somatic import SomaticConfig
-from souls.store import neighbours
+from souls.store import logs, neighbours
 from souls.store.files import create_private
 from souls.store.reindex import index_damaged, reindex
 from souls.store.store import Store
@@ -206,8 +206,9 @@ class DataRights:
                 summaries = await _drop_citing(db, memory_ids)
                 markers = await self._recompute_markers(db, now)
                 found = needles(texts, match)
-                scrubbed = await scrub_logs(db, found, cards)
-                goals = await scrub_goals(db, found)
+                cut = scrub(await logs.read(db), found, cards)
+                await logs.write(db, cut)
+                scrubbed, goals = cut.logs, cut.goals
                 if dry_run:
                     raise _RolledBack
         with anyio.CancelScope(shield=True):

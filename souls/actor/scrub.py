@@ -5,14 +5,16 @@ A forgotten sentence lingers where nothing cites it by id: the ledger (a draw's 
 verdict's reasons), the assembly log behind ``soupd why`` (the query), the knowledge
 gaps (a topic asked about), a spark held for the next context, the tide reports beside
 the soul's cards; and below the tables, in the full-text index's old segments, in freed
-pages and in the write-ahead log. :func:`scrub_logs` rewrites the first kind inside the
-forget transaction; :meth:`souls.actor.rights.DataRights.forget` then merges the index
-into fresh segments and truncates the WAL, with ``secure_delete`` on so that freed pages
-are zeroed.
+pages and in the write-ahead log. :func:`scrub` says how to rewrite the first kind, from
+the logs as the store reads them (``SoulStore.logs``: :mod:`souls.store.logs`, on either
+backend), and the store rewrites them (:func:`souls.store.logs.write` inside the forget
+transaction, ``SoulStore.scrub`` in one of its own);
+:meth:`souls.actor.rights.DataRights.forget` then merges the index into fresh segments
+and truncates the WAL, with ``secure_delete`` on so that freed pages are zeroed.
 
 Goals read from conversation keep the words they came from (a statement, notes that
-quote a sentence): :func:`scrub_goals` deletes a goal said in a forgotten text and cuts
-the notes that quote one.
+quote a sentence): :func:`scrub` deletes a goal said in a forgotten text and cuts the
+notes that quote one.
 
 What counts as quoting: a needle (the forget's ``match``, each forgotten text, and the
 opening of a long one, as a verdict quotes it cut short) found in the field, ignoring
@@ -27,11 +29,10 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import aiosqlite
+from souls.store.logs import FORGOTTEN, Logs, Scrub
 
-__all__ = ["FORGOTTEN", "needles", "scrub_goals", "scrub_logs", "scrub_reports"]
+__all__ = ["FORGOTTEN", "needles", "scrub", "scrub_reports"]
 
-FORGOTTEN = "(forgotten)"
 # How much of a long text's opening is a needle of its own (reasons quote lines cut).
 _OPENING = 60
 _MIN_NEEDLE = 3
@@ -55,14 +56,12 @@ def _quotes(value: str | None, found: Sequence[str]) -> bool:
     return any(needle in folded for needle in found)
 
 
-async def scrub_logs(
-    db: aiosqlite.Connection, found: Sequence[str], redacted_cards: Sequence[int]
-) -> int:
-    """Rewrite the log rows that quote a needle or name a redacted card; how many."""
-    scrubbed = 0
+def scrub(logs: Logs, found: Sequence[str], redacted_cards: Sequence[int]) -> Scrub:
+    """What of ``logs`` to rewrite: the log rows that quote a needle or name a redacted
+    card, and the goals read from forgotten words (:func:`_goals`)."""
     redacted = set(redacted_cards)
-    draws = await db.execute_fetchall("SELECT id, topic, cards, verdicts FROM draws")
-    for draw, topic, cards, verdicts in draws:
+    draws: list[tuple[int, str, str]] = []
+    for draw, topic, cards, verdicts in logs.draws:
         topic_hit = _quotes(topic, found)
         reasons_hit = _quotes(verdicts, found) or bool(redacted & set(json.loads(cards)))
         if not (topic_hit or reasons_hit):
@@ -73,48 +72,41 @@ async def scrub_logs(
                 row["reason"] = FORGOTTEN
                 for line in row.get("lines", ()):
                     line["text"] = FORGOTTEN  # the card lines a verdict rests on
-        await db.execute(
-            "UPDATE draws SET topic = ?, verdicts = ? WHERE id = ?",
-            (FORGOTTEN if topic_hit else topic, json.dumps(rows), draw),
-        )
-        scrubbed += 1
-    for row_id, query in await db.execute_fetchall(
-        "SELECT id, query FROM assemblies WHERE query IS NOT NULL"
-    ):
-        if _quotes(query, found):
-            await db.execute("UPDATE assemblies SET query = ? WHERE id = ?", (FORGOTTEN, row_id))
-            scrubbed += 1
-    for row_id, topic, detail in await db.execute_fetchall("SELECT id, topic, detail FROM gaps"):
-        if _quotes(topic, found) or _quotes(detail, found):
-            await db.execute("DELETE FROM gaps WHERE id = ?", (row_id,))
-            scrubbed += 1
-    # The soul's own small values: a spark held for the next context quotes card lines.
-    for key, value in await db.execute_fetchall("SELECT key, value FROM soul_state"):
-        if _quotes(value, found):
-            await db.execute("DELETE FROM soul_state WHERE key = ?", (key,))
-            scrubbed += 1
-    return scrubbed
+        draws.append((draw, FORGOTTEN if topic_hit else topic, json.dumps(rows)))
+    gone, notes = _goals(logs.goals, found)
+    return Scrub(
+        draws=draws,
+        queries=[row_id for row_id, query in logs.queries if _quotes(query, found)],
+        gaps=[
+            row_id
+            for row_id, topic, detail in logs.gaps
+            if _quotes(topic, found) or _quotes(detail, found)
+        ],
+        # The soul's own small values: a spark held for the next context quotes card lines.
+        state=[key for key, value in logs.state.items() if _quotes(value, found)],
+        goals_gone=gone,
+        notes=notes,
+    )
 
 
-async def scrub_goals(db: aiosqlite.Connection, found: Sequence[str]) -> int:
+def _goals(
+    goals: Sequence[tuple[int, str, str]], found: Sequence[str]
+) -> tuple[list[int], list[tuple[int, str]]]:
     """Goals read from forgotten words go with them: a goal whose statement was said in
     a forgotten text (or holds the forget's pattern) is deleted, a progress note that
-    quotes one is cut (a note keeps the sentence it came from). How many goals changed."""
-    changed = 0
-    rows = await db.execute_fetchall("SELECT id, statement, progress FROM goals")
-    for goal_id, statement, progress in rows:
+    quotes one is cut (a note keeps the sentence it came from). The goals deleted, and
+    the others' progress as cut."""
+    gone: list[int] = []
+    notes: list[tuple[int, str]] = []
+    for goal_id, statement, progress in goals:
         if _said_in(_HORIZON.sub("", statement), found):
-            await db.execute("DELETE FROM goals WHERE id = ?", (goal_id,))
-            changed += 1
+            gone.append(goal_id)
             continue
-        notes = json.loads(progress)
-        kept = [note for note in notes if not _said_in(str(note.get("text", "")), found)]
-        if len(kept) != len(notes):
-            await db.execute(
-                "UPDATE goals SET progress = ? WHERE id = ?", (json.dumps(kept), goal_id)
-            )
-            changed += 1
-    return changed
+        held = json.loads(progress)
+        kept = [note for note in held if not _said_in(str(note.get("text", "")), found)]
+        if len(kept) != len(held):
+            notes.append((goal_id, json.dumps(kept)))
+    return gone, notes
 
 
 def _said_in(value: str, found: Sequence[str]) -> bool:

@@ -9,6 +9,7 @@ derived state a turn writes in one go, :mod:`~souls.store.due` the @due wake-ups
 :mod:`~souls.store.embeddings` the semantic layer's vectors,
 :mod:`~souls.store.cards` the collision room's rows,
 :mod:`~souls.store.knowledge` the knowledge room's (goals, questions, claims it reads),
+:mod:`~souls.store.logs` the logs a forget scrubs,
 :mod:`~souls.store.scope` what a recall or a listing is narrowed to,
 :mod:`~souls.store.neighbours` how each memory is indexed with the turns around it,
 :mod:`~souls.store.bm25` the exact BM25 over the index's statistics,
@@ -27,5 +28,5 @@ collision, llm, actor).
 # The modules other rooms may import; the rest are this room's own.
 __all__ = [
     "bm25", "cards", "changes", "check", "fading", "files", "inner", "interface", "knowledge",
-    "neighbours", "reindex", "store",
+    "logs", "neighbours", "reindex", "store",
 ]  # fmt: skip

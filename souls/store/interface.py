@@ -47,13 +47,19 @@ the claims of their slots read once, its unspoken items) is written in one trans
 by ``KnowledgeRows.write_extracted``, only while the event is still stored
 (:mod:`souls.knowledge.extracted`, tests/souls/knowledge/test_extracted.py); the
 unspoken items are read back by ``KnowledgeRows.unspoken``.
+The logs a forget scrubs (the ledger's draws, assemblies' queries, gaps, ``soul_state``
+values, goals: souls/actor/scrub.py decides what quotes a forgotten text) are read by
+``SoulStore.logs`` and rewritten by ``SoulStore.scrub`` (:mod:`souls.store.logs`,
+:mod:`souls.store.postgres.logs`, tests/souls/store/test_logs.py); rights.py's forget
+writes the same :class:`~souls.store.logs.Scrub` inside its SQLite transaction.
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``StoreCounts``, ``Successor``,
 :class:`~souls.store.bm25.TermStats`; :mod:`souls.store.inner`'s ``Summary``,
 ``Observation``, ``MindCounts``; :mod:`souls.store.pages`' ``StoredEvent``;
 :mod:`souls.store.knowledge`'s ``Question``, ``LoggedAssembly``, ``UnspokenRow``;
-:mod:`souls.store.changes`' ``NewClaim``, ``GoalRow``; :class:`~souls.store.scope.Scope`)
+:mod:`souls.store.changes`' ``NewClaim``, ``GoalRow``; :mod:`souls.store.logs`' ``Logs``,
+``Scrub``; :class:`~souls.store.scope.Scope`)
 are shared, defined beside the SQLite store.
 
 What is NOT behind the interface yet — the remaining work of #21's first point. SQL
@@ -63,7 +69,6 @@ that reaches the SQLite connection directly (``store.db``, or the connection of
 * souls/actor/rights.py — forget (the full one: cards, claims, questions, summaries,
   markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
   secure_delete``, FTS5 ``optimize``, WAL checkpoint), export, backup, rebuild.
-* souls/actor/scrub.py — ``assemblies``, ``draws``, ``gaps``, ``goals``, ``soul_state``.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
   gaps, summaries, ``fired``, assemblies, surfaced, claims, questions, goals... in
@@ -97,6 +102,7 @@ from souls.store.changes import Changes, ClaimClosing, GoalRow, NewClaim
 from souls.store.fading import Fading
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.knowledge import LoggedAssembly, Question, Table, UnspokenRow
+from souls.store.logs import Logs, Scrub
 from souls.store.neighbours import Row
 from souls.store.pages import StoredEvent
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
@@ -348,6 +354,19 @@ class SoulStore(Protocol):
     @property
     def knowledge(self) -> KnowledgeRows:
         """The knowledge room's rows (goals, questions, claims it reads...)."""
+        ...
+
+    # The logs a forget scrubs (souls.store.logs; souls/actor/scrub.py).
+
+    async def logs(self) -> Logs:
+        """Every draw (id, topic, cards, verdicts), assembly query, gap, ``soul_state``
+        value and goal (id, statement, progress), each by id."""
+        ...
+
+    async def scrub(self, scrub: Scrub) -> None:
+        """Rewrite the rows ``scrub`` names (draws' topics and verdicts, assemblies'
+        queries, gaps and ``soul_state`` values deleted, goals deleted or cut), in one
+        shielded transaction."""
         ...
 
     # People behind accounts (souls.store.persons; souls/knowledge/persons.py).

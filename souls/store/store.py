@@ -31,7 +31,7 @@ import anyio
 import msgspec
 
 from souls.results import DecayResult, DueTask, MemoryItem
-from souls.store import due, embeddings, inner, pages, persons
+from souls.store import due, embeddings, inner, logs, pages, persons
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.cards import CardRows
@@ -40,6 +40,7 @@ from souls.store.fading import Fading, fade
 from souls.store.hiding import hide
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.knowledge import KnowledgeRows
+from souls.store.logs import Logs, Scrub
 from souls.store.neighbours import Row, lay_out, tails
 from souls.store.pages import StoredEvent
 from souls.store.schema import MIGRATIONS
@@ -634,6 +635,19 @@ class Store:
         """The knowledge room's rows: goals, questions, the claims it reads
         (souls.store.knowledge)."""
         return KnowledgeRows(self)
+
+    # -- the logs a forget scrubs (souls.store.logs) --
+
+    async def logs(self) -> Logs:
+        """The draws, assemblies' queries, gaps, ``soul_state`` values and goals a
+        forget's scrub reads (souls/actor/scrub.py)."""
+        return await logs.read(self._db)
+
+    async def scrub(self, scrub: Scrub) -> None:
+        """Rewrite the log rows ``scrub`` names, in one shielded transaction."""
+        with anyio.CancelScope(shield=True):
+            async with self.transaction() as db:
+                await logs.write(db, scrub)
 
     # -- people behind accounts (souls.store.persons) --
 

@@ -41,9 +41,11 @@ from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import DAY, Fading
 from souls.store.inner import MindCounts, Observation, Summary
+from souls.store.logs import Logs, Scrub
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
 from souls.store.pages import StoredEvent
 from souls.store.postgres import claims, due, embeddings, inner, knowledge, pages, persons
+from souls.store.postgres import logs as scrubbed_logs
 from souls.store.postgres.cards import PgCardRows
 from souls.store.postgres.knowledge import PgKnowledgeRows
 from souls.store.postgres.schema import migrate
@@ -589,6 +591,17 @@ class PgStore:
         """The knowledge room's rows: goals, questions, the claims it reads
         (souls.store.postgres.knowledge)."""
         return PgKnowledgeRows(self._pool, self.soul)
+
+    # -- the logs a forget scrubs (souls.store.postgres.logs) --
+
+    async def logs(self) -> Logs:
+        async with self._pool.acquire() as db:
+            return await scrubbed_logs.read(db, self.soul)
+
+    async def scrub(self, scrub: Scrub) -> None:
+        with anyio.CancelScope(shield=True):
+            async with self._pool.acquire() as db, db.transaction():
+                await scrubbed_logs.write(db, self.soul, scrub)
 
     # -- people behind accounts (souls.store.postgres.persons) --
 
