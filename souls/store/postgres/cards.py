@@ -12,7 +12,9 @@ import asyncpg
 
 from souls.results import Card
 from souls.store.cards import DRAW_COLUMNS, DrawRow, NewCard, cards_of, draw_of
+from souls.store.postgres.lease import Fence
 from souls.store.postgres.numbering import next_number
+from souls.store.postgres.writing import writing
 
 __all__ = ["PgCardRows"]
 
@@ -20,9 +22,10 @@ __all__ = ["PgCardRows"]
 class PgCardRows:
     """The collision room's rows of one soul (``PgStore.cards``)."""
 
-    def __init__(self, pool: asyncpg.Pool, soul: int) -> None:
+    def __init__(self, pool: asyncpg.Pool, soul: int, fence: Fence | None = None) -> None:
         self._pool = pool
         self._soul = soul
+        self._fence = fence  # what every write is made under (souls.store.postgres.lease)
 
     async def existing(self, numbers: Sequence[int]) -> set[int]:
         async with self._pool.acquire() as db:
@@ -36,7 +39,7 @@ class PgCardRows:
     async def add(self, card: NewCard) -> int:
         soul = self._soul
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 number = await next_number(db, soul, "cards")
                 await db.execute(
                     "INSERT INTO cards (soul, number, kind, title, source, created, last_touched)"
@@ -80,7 +83,7 @@ class PgCardRows:
     ) -> None:
         soul = self._soul
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 await db.execute(
                     "INSERT INTO card_closures (soul, card, question, answered_by, line, created)"
                     " VALUES ($1, $2, $3, $4, $5, $6)",
@@ -90,7 +93,7 @@ class PgCardRows:
 
     async def note(self, number: int, text: str, now: float) -> None:
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 await self._append_note(db, number, text, now)
                 await db.execute(
                     "UPDATE cards SET last_touched = $3 WHERE soul = $1 AND number = $2",
@@ -172,7 +175,7 @@ class PgCardRows:
 
     async def add_draw(self, draw: DrawRow) -> int:
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 number = await next_number(db, self._soul, "draws")
                 await db.execute(
                     f"INSERT INTO draws (soul, id, {DRAW_COLUMNS}) VALUES"
@@ -236,7 +239,7 @@ class PgCardRows:
     ) -> str | None:
         soul = self._soul
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 done = await db.fetchval(
                     "INSERT INTO verdicts (soul, draw, card, verdict, line, created)"
                     " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (soul, draw, card) DO NOTHING"

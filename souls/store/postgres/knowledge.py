@@ -37,6 +37,8 @@ from souls.store.knowledge import (
     UnspokenRow,
 )
 from souls.store.postgres import claims as claim_rows
+from souls.store.postgres.lease import Fence
+from souls.store.postgres.writing import writing
 
 __all__ = ["PgKnowledgeRows", "write"]
 
@@ -83,9 +85,10 @@ async def _put_goals(db: asyncpg.Connection, soul: int, goals: Sequence[GoalRow]
 class PgKnowledgeRows:
     """The knowledge room's rows of one soul (``PgStore.knowledge``)."""
 
-    def __init__(self, pool: asyncpg.Pool, soul: int) -> None:
+    def __init__(self, pool: asyncpg.Pool, soul: int, fence: Fence | None = None) -> None:
         self._pool = pool
         self._soul = soul
+        self._fence = fence  # what every write is made under (souls.store.postgres.lease)
 
     async def next_id(self, table: Table) -> int:
         assert table in ("claims", "questions")
@@ -106,7 +109,7 @@ class PgKnowledgeRows:
 
     async def write_goals(self, goals: Sequence[GoalRow], gone: Sequence[int] = ()) -> None:
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 await _put_goals(db, self._soul, goals)
                 if gone:
                     await db.execute(
@@ -183,7 +186,7 @@ class PgKnowledgeRows:
         soul = self._soul
         stored = None
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 if claim is not None:
                     stored = await db.fetchval(
                         f"INSERT INTO claims (soul, {CLAIM_COLUMNS}) VALUES ($1,"
@@ -213,7 +216,7 @@ class PgKnowledgeRows:
     ) -> int | None:
         soul = self._soul
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 if not await db.fetchval(
                     "SELECT 1 FROM events WHERE soul = $1 AND id = $2", soul, event_id
                 ):

@@ -48,9 +48,11 @@ from souls.store.postgres import claims, due, embeddings, inner, knowledge, page
 from souls.store.postgres import logs as scrubbed_logs
 from souls.store.postgres.cards import PgCardRows
 from souls.store.postgres.knowledge import PgKnowledgeRows
+from souls.store.postgres.lease import Fence
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.scope import scope_sql
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
+from souls.store.postgres.writing import writing
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
 
 __all__ = ["PgStore", "soul_id"]
@@ -59,7 +61,8 @@ _KIND = "CASE WHEN e.kind = 'voice' THEN 'voice' ELSE m.kind END"
 
 
 async def soul_id(db: asyncpg.Connection, name: str) -> int:
-    """The id of the soul ``name``, registering it when new."""
+    """The id of the soul ``name``, registering it when new (a lease may have made its
+    row before: its statistics row is made here all the same)."""
     found: int | None = await db.fetchval("SELECT id FROM souls WHERE name = $1", name)
     if found is None:
         found = await db.fetchval(
@@ -69,11 +72,11 @@ async def soul_id(db: asyncpg.Connection, name: str) -> int:
             time.time(),
         )
         assert found is not None
-        await db.execute(
-            "INSERT INTO index_stats (soul, documents, tokens) VALUES ($1, 0, 0)"
-            " ON CONFLICT (soul) DO NOTHING",
-            found,
-        )
+    await db.execute(
+        "INSERT INTO index_stats (soul, documents, tokens) VALUES ($1, 0, 0)"
+        " ON CONFLICT (soul) DO NOTHING",
+        found,
+    )
     return found
 
 
@@ -205,24 +208,40 @@ class PgStore:
     """One soul's rows in the shared database. Create with :meth:`open` (on a pool the
     daemon shares between its souls), finish with :meth:`close` (the pool stays)."""
 
-    def __init__(self, pool: asyncpg.Pool, soul: int, name: str, context_turns: int) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        soul: int,
+        name: str,
+        context_turns: int,
+        fence: Fence | None = None,
+    ) -> None:
         self._pool = pool
         self.soul = soul
         self.name = name
         self.context_turns = context_turns
+        # What every write is made under: the soul's lease (souls.store.postgres.lease).
+        self._fence = fence
         self._next_event = 1
         self._next_memory = 1
         self._stats: TermStats | None = None
         self._speakers: set[str] | None = None
 
     @classmethod
-    async def open(cls, pool: asyncpg.Pool, name: str, *, context_turns: int = 0) -> PgStore:
+    async def open(
+        cls, pool: asyncpg.Pool, name: str, *, context_turns: int = 0, fence: Fence | None = None
+    ) -> PgStore:
         """Migrate the database when needed and open the soul ``name`` (registered
-        when new). ``context_turns``: neighbouring turns indexed each side."""
+        when new). ``context_turns``: neighbouring turns indexed each side. ``fence``:
+        the soul's lease, which every write is made under (a daemon's store always has
+        one: :mod:`souls.store.postgres.writing`); without, writes are unfenced (tools
+        and tests that have the database to themselves)."""
+        if fence is not None and fence.soul != name:
+            raise ValueError(f"the lease of soul {fence.soul!r} cannot fence soul {name!r}")
         async with pool.acquire() as db:
             await migrate(db)
             soul = await soul_id(db, name)
-            store = cls(pool, soul, name, context_turns)
+            store = cls(pool, soul, name, context_turns, fence)
             store._next_event = await db.fetchval(
                 "SELECT coalesce(max(id), 0) + 1 FROM events WHERE soul = $1", soul
             )
@@ -280,7 +299,7 @@ class PgStore:
         rows: list[Row] = []
         rewritten: list[tuple[Row, Row]] = []
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 if events:
                     last = await self._tails(db, [e.session for e in events])
                     rows, rewritten = lay_out(
@@ -563,7 +582,7 @@ class PgStore:
         """Record ``tasks`` (the pending ones of TASKS.md) and cancel every unfired task
         not among them (:mod:`souls.store.postgres.due`), in one shielded transaction."""
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 await due.record(db, self.soul, tasks)
 
     async def pending_due(self) -> list[DueTask]:
@@ -584,13 +603,13 @@ class PgStore:
     @property
     def cards(self) -> PgCardRows:
         """The collision room's rows: cards, draws, verdicts (souls.store.postgres.cards)."""
-        return PgCardRows(self._pool, self.soul)
+        return PgCardRows(self._pool, self.soul, self._fence)
 
     @property
     def knowledge(self) -> PgKnowledgeRows:
         """The knowledge room's rows: goals, questions, the claims it reads
         (souls.store.postgres.knowledge)."""
-        return PgKnowledgeRows(self._pool, self.soul)
+        return PgKnowledgeRows(self._pool, self.soul, self._fence)
 
     # -- the logs a forget scrubs (souls.store.postgres.logs) --
 
@@ -600,7 +619,7 @@ class PgStore:
 
     async def scrub(self, scrub: Scrub) -> None:
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 await scrubbed_logs.write(db, self.soul, scrub)
 
     # -- people behind accounts (souls.store.postgres.persons) --
@@ -617,7 +636,7 @@ class PgStore:
         self, name: str, channel: str, external: str, now: float
     ) -> tuple[int, int]:
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 moved = await persons.link(db, self.soul, name, channel, external, now)
         self._speakers = None  # a linked person is a speaker now
         return moved
@@ -640,13 +659,13 @@ class PgStore:
 
     async def write_vectors(self, model: str, vectors: Sequence[tuple[int, bytes]]) -> set[int]:
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 written = await embeddings.write(db, self.soul, model, vectors)
         return written
 
     async def drop_vectors(self) -> int:
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 dropped = await embeddings.drop(db, self.soul)
         return dropped
 
@@ -744,7 +763,7 @@ class PgStore:
             return 0
         delta = _Delta()
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 rows = await db.fetch(
                     "UPDATE memories SET hidden_at = $2"
                     " WHERE soul = $1 AND id = ANY($3::bigint[]) AND hidden_at IS NULL"
@@ -767,7 +786,7 @@ class PgStore:
         soul = self.soul
         result = DecayResult(hidden=0, purged=0, edges_pruned=0, markers_pruned=0)
         with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 rows = await db.fetch(
                     "UPDATE memories SET hidden_at = $2"
                     " WHERE soul = $1 AND hidden_at IS NULL AND salience < $3"
@@ -836,7 +855,7 @@ class PgStore:
             return 0
         delta = _Delta()
         with anyio.CancelScope(shield=True):
-            async with self._pool.acquire() as db, db.transaction():
+            async with writing(self._pool, self._fence) as db:
                 places = await db.fetch(
                     "SELECT m.id, e.session, e.id FROM memories AS m"
                     " JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id"

@@ -1,0 +1,104 @@
+"""A soul's PostgreSQL store writes under its lease (souls/store/postgres/writing.py): once
+another daemon has taken the soul over, every kind of write of the old owner fails with
+LeaseLost and stores nothing, while the new owner's store writes on; reads go on."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import asyncpg
+import pytest
+
+from souls.store.cards import NewCard
+from souls.store.changes import Changes, GoalRow
+from souls.store.postgres.lease import Fence, Leases
+from souls.store.postgres.store import PgStore
+from souls.store.store import NewEvent
+from souls.text.tokenize import fts_document
+from supervisor.errors import LeaseLost
+
+T0 = 1_780_000_000.0
+
+
+def event(i: int) -> NewEvent:
+    text = f"the deploy {i} went fine"
+    return NewEvent(
+        ref=f"r{i}", kind="message", channel="web", sender="ann", group=None,
+        mentioned=False, session="s1", ts=T0 + i, recorded=T0 + i, salience=0.5,
+        text=text, doc=fts_document(text),
+    )  # fmt: skip
+
+
+@pytest.fixture
+async def pool(pg_dsn: str) -> AsyncIterator[asyncpg.Pool]:
+    async with asyncpg.create_pool(pg_dsn, min_size=1, max_size=4) as made:
+        yield made
+
+
+async def _taken(leases: Leases, soul: str) -> Fence:
+    with anyio.fail_after(10):
+        while (fence := await leases.take(soul)) is None:  # noqa: ASYNC110 - another session
+            await anyio.sleep(0.02)
+    return fence
+
+
+async def _counts(pool: asyncpg.Pool) -> dict[str, Any]:
+    tables = ("events", "memories", "cards", "goals", "persons", "memory_vectors")
+    async with pool.acquire() as db:
+        return {t: await db.fetchval(f"SELECT count(*) FROM {t}") for t in tables}
+
+
+async def test_the_old_owner_stores_nothing_once_the_soul_was_taken_over(
+    pg_dsn: str, pool: asyncpg.Pool
+) -> None:
+    first = await Leases.open(pg_dsn, "10.0.0.1:7411")
+    second = await Leases.open(pg_dsn, "10.0.0.2:7411")
+    try:
+        old = await PgStore.open(pool, "alpha", fence=await _taken(first, "alpha"))
+        ids = await old.append([event(1), event(2)], now=T0)
+        assert len(ids) == 2
+        # The first daemon's lease session ends; its store does not know yet.
+        async with pool.acquire() as admin:
+            assert await admin.fetchval("SELECT pg_terminate_backend($1)", first.pid)
+        new = await PgStore.open(pool, "alpha", fence=await _taken(second, "alpha"))
+        before = await _counts(pool)
+        goal = GoalRow(1, "ann", "run a half marathon", "health", 3, "[]", "active", "[]",
+                       T0, T0, None)  # fmt: skip
+        card = NewCard("card", "deploys", "manual", [("conclusion", "deploys go fine")], [],
+                       [], T0)  # fmt: skip
+        writes = {
+            "append": lambda: old.append([event(3)], now=T0),
+            "flush": lambda: old.flush(Changes(recalled={ids[0]}), T0),
+            "hide": lambda: old.hide([ids[0]], T0),
+            "forget": lambda: old.forget([ids[1]]),
+            "link_person": lambda: old.link_person("Ann", "web", "ann", T0),
+            "write_vectors": lambda: old.write_vectors("m", [(ids[0], b"\0" * 8)]),
+            "cards.add": lambda: old.cards.add(card),
+            "knowledge.write_goals": lambda: old.knowledge.write_goals([goal]),
+        }
+        for name, write in writes.items():
+            with pytest.raises(LeaseLost, match="no longer owns soul 'alpha'"):
+                await write()
+            assert await _counts(pool) == before, name
+        # Reads go on; the new owner writes, and its ids follow on from the old one's.
+        assert [h.memory_id for h in await old.search('"deploy"', 5)]
+        assert await new.append([event(3)], now=T0) == [ids[-1] + 1]
+        await new.cards.add(card)
+        assert (await _counts(pool))["cards"] == before["cards"] + 1
+        await old.close()
+        await new.close()
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_a_store_gets_its_own_soul_s_fence_only(pg_dsn: str, pool: asyncpg.Pool) -> None:
+    leases = await Leases.open(pg_dsn, "10.0.0.1:7411")
+    try:
+        fence = await _taken(leases, "alpha")
+        with pytest.raises(ValueError, match="beta"):
+            await PgStore.open(pool, "beta", fence=fence)
+    finally:
+        await leases.close()
