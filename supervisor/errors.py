@@ -22,6 +22,7 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     ├── SoulElsewhere                soul_elsewhere    (PostgreSQL: another daemon owns it)
     ├── LeaseLost                    lease_lost        (PostgreSQL: another daemon took it)
     ├── StoreUnusable                store_unusable
+    │   └── SharedStoreUnusable      store_unusable    (the shared PostgreSQL store)
     ├── UnsafeFile                   unsafe_file
     ├── DiskFull                     disk_full
     ├── AskTimeout                   timeout
@@ -71,6 +72,7 @@ __all__ = [
     "RemoteError",
     "ReplyBufferFull",
     "RestartIntensityExceeded",
+    "SharedStoreUnusable",
     "SoulBusy",
     "SoulElsewhere",
     "SoulUnavailable",
@@ -184,6 +186,21 @@ class StoreUnusable(SoupdError):
             "move it away and the soul starts afresh"
         )
         self.path = str(path)
+
+
+class SharedStoreUnusable(StoreUnusable):
+    """The shared PostgreSQL store (``[store] backend = "postgres"``) cannot be reached
+    or used: refused, unknown database, wrong password. ``where`` names where the DSN
+    came from, never the DSN (it holds the password)."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        SoupdError.__init__(
+            self,
+            f"cannot use the PostgreSQL database of {where}: {problem}; check that the "
+            "server runs and accepts this DSN (host, port, database, user and password), "
+            "then start soupd again",
+        )
+        self.path = where
 
 
 class DiskFull(SoupdError):

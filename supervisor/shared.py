@@ -1,0 +1,125 @@
+"""The daemon's shared PostgreSQL store (``[store] backend = "postgres"``, issue #21).
+
+Several daemons share one database; each soul is owned by one of them at a time, by
+lease (:mod:`souls.store.postgres.lease`). :class:`SharedStore` is one daemon's part:
+the connection pool its souls' stores share, and its lease session. A soul's store is
+opened only under the soul's lease (:meth:`SharedStore.open_soul`), so every write it
+makes is fenced: once another daemon has taken the soul over, it stores nothing more.
+
+The DSN is read from ``dsn_env`` or ``dsn_file`` (:func:`supervisor.secrets.read_secret`)
+when the store opens, and never appears in a message or a log line: errors name where
+it came from.
+
+What is not here yet (#21): forwarding a request to the soul's owner over the HTTP API,
+taking souls over within a bounded time, and running the daemon on it.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import asyncpg
+import structlog
+
+from souls.store.postgres.lease import Fence, Leases, current_owner
+from souls.store.postgres.store import PgStore
+from supervisor.config import StoreBackendConfig
+from supervisor.errors import ConfigError, SharedStoreUnusable, SoulElsewhere
+from supervisor.secrets import read_secret
+
+__all__ = ["SharedStore", "dsn_source"]
+
+# What connecting may raise when the server or the DSN is wrong.
+_UNUSABLE = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError, TimeoutError)
+
+
+def dsn_source(config: StoreBackendConfig) -> str:
+    """Where the DSN comes from, as messages name it."""
+    if config.dsn_env is not None:
+        return f"[store] dsn_env (${config.dsn_env})"
+    return f"[store] dsn_file ({config.dsn_file})"
+
+
+class SharedStore:
+    """One daemon's part of the shared store: a pool and a lease session, both open."""
+
+    def __init__(self, pool: asyncpg.Pool, leases: Leases, where: str) -> None:
+        self._pool = pool
+        self.leases = leases
+        self.where = where
+        self._log = structlog.get_logger("soupd.store")
+
+    @classmethod
+    async def open(
+        cls, config: StoreBackendConfig, address: str, *, config_file: str
+    ) -> SharedStore:
+        """Read the DSN, open the pool (migrating the database when needed) and the
+        lease session of the daemon advertised at ``address``. ConfigError when the DSN
+        cannot be read, SharedStoreUnusable when the database cannot be used."""
+        where = dsn_source(config)
+        key = "store.dsn_env" if config.dsn_env is not None else "store.dsn_file"
+        try:
+            dsn = await read_secret("", "the PostgreSQL DSN", config.dsn_env, config.dsn_file)
+        except ValueError as exc:
+            raise ConfigError(config_file, key, str(exc)) from None
+        try:
+            pool = await asyncpg.create_pool(
+                dsn, min_size=config.pool_min, max_size=config.pool_max, timeout=10
+            )
+        except _UNUSABLE as exc:
+            raise SharedStoreUnusable(where, _scrubbed(exc, dsn)) from None
+        try:
+            leases = await Leases.open(dsn, address)
+        except BaseException as exc:
+            await pool.close()
+            if isinstance(exc, _UNUSABLE):
+                raise SharedStoreUnusable(where, _scrubbed(exc, dsn)) from None
+            raise
+        return cls(pool, leases, where)
+
+    async def open_soul(self, name: str, *, context_turns: int) -> PgStore:
+        """Take ``name``'s lease and open its store under it; SoulElsewhere (naming the
+        owner) when another daemon holds the lease."""
+        fence = await self.leases.take(name)
+        if fence is None:
+            raise SoulElsewhere(name, await self.owner(name))
+        try:
+            store = await PgStore.open(self._pool, name, context_turns=context_turns, fence=fence)
+        except BaseException:
+            await self.leases.give_up(name)
+            raise
+        self._log.info("soul.lease_taken", soul=name, epoch=fence.epoch)
+        return store
+
+    def fence(self, name: str) -> Fence | None:
+        """The lease this daemon holds on ``name``, if it holds one."""
+        return self.leases.owned.get(name)
+
+    async def owner(self, name: str) -> str | None:
+        """The advertised address of the daemon that owns ``name`` now, if any."""
+        async with self._pool.acquire() as db:
+            return await current_owner(db, name)
+
+    async def give_up(self, name: str) -> None:
+        """Give ``name``'s lease up (its store is closed): another daemon may take it."""
+        await self.leases.give_up(name)
+        self._log.info("soul.lease_given_up", soul=name)
+
+    async def close(self) -> None:
+        """Give every lease up and close the lease session and the pool."""
+        await self.leases.close()
+        await self._pool.close()
+
+
+def _scrubbed(exc: BaseException, dsn: str) -> str:
+    """What ``exc`` says, with the DSN and its password cut out (a parse error of the
+    DSN may quote it)."""
+    text = f"{type(exc).__name__}: {exc}"
+    try:
+        password = urlsplit(dsn).password
+    except ValueError:
+        password = None
+    for secret in (dsn, password):
+        if secret:
+            text = text.replace(secret, "***")
+    return text

@@ -1,0 +1,99 @@
+"""The daemon's shared PostgreSQL store (supervisor/shared.py) on a real server: the DSN
+read from where the config names it and never shown, a soul's store opened under its
+lease only, SoulElsewhere naming the owner, the lease given up for another daemon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from souls.store.store import NewEvent
+from souls.text.tokenize import fts_document
+from supervisor.config import StoreBackendConfig
+from supervisor.errors import ConfigError, LeaseLost, SharedStoreUnusable, SoulElsewhere
+from supervisor.shared import SharedStore
+
+A, B = "http://10.0.0.1:7411", "http://10.0.0.2:7411"
+
+
+def _config(**keys: object) -> StoreBackendConfig:
+    """A [store] table of backend "postgres" as soupd.toml would give it, set past the
+    refusal of its validation (the daemon does not run souls on PostgreSQL yet: #21)."""
+    config = StoreBackendConfig(pool_max=4)
+    for name, value in {"backend": "postgres", **keys}.items():
+        msgspec.structs.force_setattr(config, name, value)
+    return config
+
+
+def _event(i: int) -> NewEvent:
+    text = f"note {i}"
+    return NewEvent(
+        ref=f"r{i}", kind="message", channel="web", sender="ann", group=None,
+        mentioned=False, session=None, ts=1.0 + i, recorded=1.0 + i, salience=0.5,
+        text=text, doc=fts_document(text),
+    )  # fmt: skip
+
+
+async def test_one_daemon_serves_a_soul_another_is_told_where(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SOUPD_TEST_DSN", pg_dsn)
+    (tmp_path / "dsn").write_text(pg_dsn + "\n")
+    first = await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="a.toml")
+    second = await SharedStore.open(
+        _config(dsn_file=str(tmp_path / "dsn")), B, config_file="b.toml"
+    )
+    try:
+        store = await first.open_soul("alpha", context_turns=0)
+        assert await store.append([_event(1)], now=1.0) == [1]
+        assert first.fence("alpha") is not None
+        with pytest.raises(SoulElsewhere) as elsewhere:
+            await second.open_soul("alpha", context_turns=0)
+        assert elsewhere.value.owner == A
+        assert A in elsewhere.value.message
+        assert await second.owner("alpha") == A
+        await store.close()
+        await first.give_up("alpha")
+        assert first.fence("alpha") is None
+        with pytest.raises(LeaseLost):
+            await store.append([_event(2)], now=2.0)  # given up: fenced off
+        moved = await second.open_soul("alpha", context_turns=0)
+        assert await moved.append([_event(2)], now=2.0) == [2]
+        assert await first.owner("alpha") == B
+        await moved.close()
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_a_dsn_not_to_be_read_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SOUPD_TEST_DSN", raising=False)
+    with pytest.raises(ConfigError) as error:
+        await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml")
+    assert error.value.message.startswith(
+        "soupd.toml: store.dsn_env: environment variable SOUPD_TEST_DSN (the PostgreSQL DSN)"
+        " is not set"
+    )
+    with pytest.raises(ConfigError, match="dsn_file: cannot read the PostgreSQL DSN from /nonex"):
+        await SharedStore.open(_config(dsn_file="/nonexistent/dsn"), A, config_file="soupd.toml")
+
+
+async def test_a_wrong_password_is_named_but_never_shown(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wrong = pg_dsn.replace("postgresql://", "postgresql://nobody:Secr3tPassw0rd@", 1)
+    monkeypatch.setenv("SOUPD_TEST_DSN", wrong)
+    with pytest.raises(SharedStoreUnusable) as error:
+        await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml")
+    assert "$SOUPD_TEST_DSN" in error.value.message
+    assert error.value.code == "store_unusable"
+    assert "Secr3tPassw0rd" not in error.value.message
+    assert wrong not in error.value.message
+
+
+async def test_an_unreachable_server_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOUPD_TEST_DSN", "postgresql://u:pw@127.0.0.1:1/nothing")
+    with pytest.raises(SharedStoreUnusable, match=r"\$SOUPD_TEST_DSN.*(refused|Connect)"):
+        await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml")
