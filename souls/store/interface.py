@@ -10,8 +10,9 @@ decay, forget, the ``due`` rows of the @due wake-ups, the claims recall reads
 (``successors``, ``stating``, ``superseded`` hits), the statistics recall ranks with,
 and the migrations applied.
 Both stores satisfy it (checked by mypy below, and by tests/souls/store/test_interface.py,
-test_store.py, test_fading.py, test_due.py and test_claim_rows.py, which run every test
-of the interface against both backends).
+test_store.py, test_fading.py, test_due.py, test_claim_rows.py and test_knowledge_rows.py,
+and tests/souls/knowledge/test_knowledge_backends.py, which run every test of the
+interface against both backends).
 Opening is each backend's own (``Store.open(path)``, ``PgStore.open(pool, soul)``):
 that is where they differ.
 Recall (souls/recall/recall.py, cues.py) reads through the interface alone
@@ -50,7 +51,7 @@ unspoken items are read back by ``KnowledgeRows.unspoken``.
 The logs a forget scrubs (the ledger's draws, assemblies' queries, gaps, ``soul_state``
 values, goals: souls/actor/scrub.py decides what quotes a forgotten text) are read by
 ``SoulStore.logs`` and rewritten by ``SoulStore.scrub`` (:mod:`souls.store.logs`,
-:mod:`souls.store.postgres.logs`, tests/souls/store/test_logs.py); rights.py's forget
+:mod:`souls.store.postgres.logs`, tests/souls/store/test_log_rows.py); rights.py's forget
 writes the same :class:`~souls.store.logs.Scrub` inside its SQLite transaction.
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
@@ -85,7 +86,7 @@ that reaches the SQLite connection directly (``store.db``, or the connection of
 * On PostgreSQL, forget leaves the claims and questions of the events it deletes, as
   :meth:`SoulStore.forget` does on SQLite (the full forget of rights.py deletes them
   there; none yet on PostgreSQL); a goal read from such an event loses its event id
-  on both (SQLite's foreign key, PgStore's own statement).
+  on both (a foreign key on each).
 * Not in the interface: ``Store.transaction()``, ``Store.commit()`` and ``Store.db``,
   the SQLite connection the callers above write through.
 """
@@ -190,7 +191,8 @@ class KnowledgeRows(Protocol):
     souls/store/knowledge.py, souls/store/postgres/knowledge.py): goals, questions,
     the claims the room reads, the entries the user states, the contexts assembled,
     and the memory map's reads. Writes are each one shielded transaction; what a turn
-    adds (questions asked and settled, goals) goes with its events, in Changes."""
+    adds (claims and the closings of older ones, questions asked and settled, goals)
+    goes with its events, in Changes."""
 
     async def next_id(self, table: Table) -> int:
         """One more than the largest id of ``table`` (claims, questions), 1 when empty."""
@@ -255,8 +257,9 @@ class KnowledgeRows(Protocol):
         ...
 
     async def assembly(self, prefix: str | None) -> LoggedAssembly | None:
-        """The latest logged assembly whose hash starts with ``prefix`` (ASCII case
-        ignored; ``%`` and ``_`` match as in ``LIKE``), or the latest without one."""
+        """The latest logged assembly whose hash starts with ``prefix``, ASCII case
+        ignored and every other character itself (no wildcards, no escape), or the
+        latest without one."""
         ...
 
     async def recent(self, limit: int) -> list[tuple[int, str]]:
@@ -298,11 +301,15 @@ class SoulStore(Protocol):
     ) -> list[int]:
         """Append events, each with its observation memory and index row, and the
         derived rows of ``changes``, in one transaction; the new event ids in order.
-        A ref already stored fails the whole batch (the backend's integrity error)."""
+        A negative event id in ``changes`` (a claim's, question's or goal's
+        ``event_id``, a settlement's ``answer``) is ``-1 - offset``: the event at
+        ``offset`` in ``events``, its id handed out by this append. A ref already
+        stored fails the whole batch (the backend's integrity error)."""
         ...
 
     async def flush(self, changes: Changes, now: float) -> None:
-        """Upsert derived rows alone (``changes``), in one transaction."""
+        """Upsert derived rows alone (``changes``), in one transaction. ``changes``
+        carries no negative event id (no event of its own to name)."""
         ...
 
     async def known_refs(self, refs: Sequence[str]) -> dict[str, tuple[int, float]]:

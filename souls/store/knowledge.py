@@ -32,7 +32,7 @@ from souls.store.changes import (
 
 __all__ = [
     "ASSEMBLY_COLUMNS", "EVENT_KEYS", "QUESTION_COLUMNS", "SUMMARY_KEYS", "UNSPOKEN_COLUMNS",
-    "KnowledgeRows", "LoggedAssembly", "Question", "UnspokenRow",
+    "KnowledgeRows", "LoggedAssembly", "Question", "Table", "UnspokenRow",
 ]  # fmt: skip
 
 QUESTION_COLUMNS = "id, event_id, asker, session, text, asked, state, resolved, answer"
@@ -46,6 +46,11 @@ SUMMARY_KEYS = ("id", "layer", "text", "created", "observations", "reflector", "
 UNSPOKEN_COLUMNS = "id, event_id, subject, sentence, recorded"
 
 Table = Literal["claims", "questions"]
+# The statement of next_id for each table (no name is ever put into SQL).
+_NEXT_ID: Mapping[Table, str] = {
+    "claims": "SELECT coalesce(max(id), 0) + 1 FROM claims",
+    "questions": "SELECT coalesce(max(id), 0) + 1 FROM questions",
+}
 
 
 class Question(msgspec.Struct, frozen=True):
@@ -100,9 +105,7 @@ class KnowledgeRows:
 
     async def next_id(self, table: Table) -> int:
         """One more than the largest id of ``table`` (1 when empty)."""
-        rows = list(
-            await self._store.db.execute_fetchall(f"SELECT coalesce(max(id), 0) + 1 FROM {table}")
-        )
+        rows = list(await self._store.db.execute_fetchall(_NEXT_ID[table]))
         return int(rows[0][0])
 
     # -- goals --------------------------------------------------------------------
@@ -253,12 +256,17 @@ class KnowledgeRows:
         return int(rows[0][0])
 
     async def assembly(self, prefix: str | None) -> LoggedAssembly | None:
-        """The latest logged assembly whose hash starts with ``prefix`` (a ``LIKE``
-        pattern: ASCII case ignored), or the latest of all without one."""
+        """The latest logged assembly whose hash starts with ``prefix`` (ASCII case
+        ignored, every character itself: no wildcards), or the latest of all without
+        one."""
         sql = f"SELECT {ASSEMBLY_COLUMNS} FROM assemblies"
         if prefix:
+            # SQLite's lower() folds ASCII letters only (no ICU), as PostgreSQL's
+            # under COLLATE "C" does.
             rows = await self._store.db.execute_fetchall(
-                sql + " WHERE hash LIKE ? ORDER BY id DESC LIMIT 1", (prefix + "%",)
+                sql + " WHERE lower(substr(hash, 1, length(?1))) = lower(?1)"
+                " ORDER BY id DESC LIMIT 1",
+                (prefix,),
             )
         else:
             rows = await self._store.db.execute_fetchall(sql + " ORDER BY id DESC LIMIT 1")

@@ -1,4 +1,4 @@
-"""The knowledge room's rows on PostgreSQL (goals: migration 0009_goals; questions:
+"""The knowledge room's rows on PostgreSQL (goals: migrations 0009_goals, 0012; questions:
 0008; claims: 0005; unspoken items: 0010), as :mod:`souls.store.knowledge` keeps them
 on SQLite: the same rows in the same orders, each under its soul. Ids are the soul's
 own, one more than its largest as SQLite hands them out (the soul's actor is its only
@@ -51,6 +51,11 @@ _GOAL_UPSERT = (
     )
 )
 _CLAIM_VALUES = ", ".join(f"${n}" for n in range(2, 17))
+# The statement of next_id for each table (no name is ever put into SQL).
+_NEXT_ID: Mapping[Table, str] = {
+    "claims": "SELECT coalesce(max(id), 0) + 1 FROM claims WHERE soul = $1",
+    "questions": "SELECT coalesce(max(id), 0) + 1 FROM questions WHERE soul = $1",
+}
 
 
 async def write(
@@ -91,11 +96,8 @@ class PgKnowledgeRows:
         self._fence = fence  # what every write is made under (souls.store.postgres.lease)
 
     async def next_id(self, table: Table) -> int:
-        assert table in ("claims", "questions")
         async with self._pool.acquire() as db:
-            found = await db.fetchval(
-                f"SELECT coalesce(max(id), 0) + 1 FROM {table} WHERE soul = $1", self._soul
-            )
+            found = await db.fetchval(_NEXT_ID[table], self._soul)
         return int(found)
 
     # -- goals --------------------------------------------------------------------
@@ -262,12 +264,16 @@ class PgKnowledgeRows:
         return int(found)
 
     async def assembly(self, prefix: str | None) -> LoggedAssembly | None:
-        # ILIKE: SQLite's LIKE ignores (ASCII) case, and a hash is ASCII.
+        # No LIKE: the prefix's characters are all themselves. lower() under COLLATE
+        # "C" folds ASCII letters only, as SQLite's does (a hash is ASCII hex).
         sql = f"SELECT {ASSEMBLY_COLUMNS} FROM assemblies WHERE soul = $1"
         async with self._pool.acquire() as db:
             if prefix:
                 row = await db.fetchrow(
-                    sql + " AND hash ILIKE $2 ORDER BY id DESC LIMIT 1", self._soul, prefix + "%"
+                    sql + ' AND lower(left(hash, length($2)) COLLATE "C") = lower($2 COLLATE "C")'
+                    " ORDER BY id DESC LIMIT 1",
+                    self._soul,
+                    prefix,
                 )
             else:
                 row = await db.fetchrow(sql + " ORDER BY id DESC LIMIT 1", self._soul)

@@ -500,6 +500,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE souls ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
         """,
     ),
+    (
+        "0012_goal_event",
+        """
+        -- A goal's event held by a foreign key, as on SQLite: a goal names an event of
+        -- its own soul or none, and loses its event id when that event is forgotten
+        -- (only the event id: the soul stays). Ids left dangling before go first.
+        UPDATE goals AS g SET event_id = NULL
+        WHERE event_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM events AS e WHERE e.soul = g.soul AND e.id = g.event_id);
+        ALTER TABLE goals ADD CONSTRAINT goals_event_fk FOREIGN KEY (soul, event_id)
+            REFERENCES events (soul, id) ON DELETE SET NULL (event_id);
+        """,
+    ),
 )
 
 

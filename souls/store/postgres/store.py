@@ -40,11 +40,21 @@ from souls.results import DecayResult, DueTask, MemoryItem
 from souls.store.bm25 import TermStats
 from souls.store.changes import Changes
 from souls.store.fading import DAY, Fading
+from souls.store.forgetting import ForgetPlan, Forgetting, Forgotten
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.logs import Logs, Scrub
 from souls.store.neighbours import MAX_TURNS, Row, lay_out
 from souls.store.pages import StoredEvent
-from souls.store.postgres import claims, due, embeddings, inner, knowledge, pages, persons
+from souls.store.postgres import (
+    claims,
+    due,
+    embeddings,
+    forgetting,
+    inner,
+    knowledge,
+    pages,
+    persons,
+)
 from souls.store.postgres import logs as scrubbed_logs
 from souls.store.postgres.cards import PgCardRows
 from souls.store.postgres.knowledge import PgKnowledgeRows
@@ -849,83 +859,110 @@ class PgStore:
         """Delete the events, their memories, index rows and edges; the rows around them
         get their context rewritten without them (as :func:`souls.store.neighbours.refresh`
         does on SQLite). Returns how many events went."""
-        soul = self.soul
         ids = sorted(set(event_ids))
         if not ids:
             return 0
-        delta = _Delta()
         with anyio.CancelScope(shield=True):
             async with writing(self._pool, self._fence) as db:
-                places = await db.fetch(
-                    "SELECT m.id, e.session, e.id FROM memories AS m"
-                    " JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id"
-                    " WHERE m.soul = $1 AND m.event_id = ANY($2::bigint[])",
-                    soul,
-                    ids,
-                )
-                memory_ids = [int(r[0]) for r in places]
-                await self._unindex(db, memory_ids, delta)
-                await db.execute(
-                    "DELETE FROM edges WHERE soul = $1"
-                    " AND (a = ANY($2::bigint[]) OR b = ANY($2::bigint[]))",
-                    soul,
-                    memory_ids,
-                )
-                await db.execute(
-                    "DELETE FROM memories WHERE soul = $1 AND id = ANY($2::bigint[])",
-                    soul,
-                    memory_ids,
-                )
-                # As SQLite's foreign key does: a goal read from an event that goes
-                # keeps no dangling id.
-                await db.execute(
-                    "UPDATE goals SET event_id = NULL"
-                    " WHERE soul = $1 AND event_id = ANY($2::bigint[])",
-                    soul,
-                    ids,
-                )
-                status = await db.execute(
-                    "DELETE FROM events WHERE soul = $1 AND id = ANY($2::bigint[])", soul, ids
-                )
-                around: dict[int, tuple[str, int]] = {}
-                for _, session, event_id in places:
-                    if session is None:
-                        continue
-                    for before in (True, False):
-                        for memory_id, _ in await self._side(
-                            db, session, event_id, before, MAX_TURNS
-                        ):
-                            around.setdefault(memory_id, (session, event_id))
-                rewritten: list[tuple[Row, Row]] = []
-                for memory_id in sorted(around):
-                    row = await db.fetchrow(
-                        "SELECT i.doc, i.prior, i.later, e.session, e.id FROM memory_index AS i"
-                        " JOIN memories AS m ON m.soul = i.soul AND m.id = i.memory_id"
-                        " JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id"
-                        " WHERE i.soul = $1 AND i.memory_id = $2",
-                        soul,
-                        memory_id,
-                    )
-                    assert row is not None
-                    doc, prior, later, session, event_id = row
-                    old = Row(memory_id, doc, prior, later)
-                    turns = self.context_turns
-                    new = Row(
-                        memory_id,
-                        doc,
-                        _join([d for _, d in await self._side(db, session, event_id, True, turns)])
-                        if turns
-                        else "",
-                        _join([d for _, d in await self._side(db, session, event_id, False, turns)])
-                        if turns
-                        else "",
-                    )
-                    if new != old:
-                        rewritten.append((old, new))
-                await self._rewrite(db, rewritten, delta)
-                await delta.apply(db, soul)
+                forgotten = await self._forget(db, ids)
         self.drop_caches()
-        return int(status.split()[-1])
+        return forgotten.events
+
+    # -- a full forget (souls.store.postgres.forgetting; souls/actor/forgetting.py) --
+
+    async def forgetting(self, event_ids: Sequence[int]) -> Forgetting:
+        async with self._pool.acquire() as db:
+            return await forgetting.read(db, self.soul, event_ids)
+
+    async def forget_all(self, plan: ForgetPlan, *, dry_run: bool = False) -> Forgotten:
+        """Forget ``plan``'s events and everything derived from them, as it says, in one
+        shielded transaction (rolled back when ``dry_run``); what went."""
+        ids = sorted(set(plan.events))
+        with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
+            async with writing(self._pool, self._fence) as db:
+                forgotten = await self._forget(db, ids)
+                claims, questions = await forgetting.apply(db, self.soul, plan)
+                forgotten = msgspec.structs.replace(forgotten, claims=claims, questions=questions)
+                if dry_run:
+                    raise _RolledBack
+        if not dry_run:
+            self.drop_caches()
+        return forgotten
+
+    async def compact(self) -> None:
+        """Nothing: a deleted row's bytes stay in its dead tuple (and the server's WAL)
+        until PostgreSQL's autovacuum reclaims the page, which soupd does not force (a
+        VACUUM is the whole table's, every soul's)."""
+
+    async def _forget(self, db: asyncpg.Connection, ids: Sequence[int]) -> Forgotten:
+        """Delete the events ``ids`` (sorted, once each), their memories, index rows and
+        edges, rewriting their neighbours' context, in the caller's transaction; what
+        went (no claims nor questions: counted 0)."""
+        soul = self.soul
+        delta = _Delta()
+        places = await db.fetch(
+            "SELECT m.id, e.session, e.id FROM memories AS m"
+            " JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id"
+            " WHERE m.soul = $1 AND m.event_id = ANY($2::bigint[])",
+            soul,
+            ids,
+        )
+        memory_ids = [int(r[0]) for r in places]
+        await self._unindex(db, memory_ids, delta)
+        edges = await db.execute(
+            "DELETE FROM edges WHERE soul = $1"
+            " AND (a = ANY($2::bigint[]) OR b = ANY($2::bigint[]))",
+            soul,
+            memory_ids,
+        )
+        await db.execute(
+            "DELETE FROM memories WHERE soul = $1 AND id = ANY($2::bigint[])",
+            soul,
+            memory_ids,
+        )
+        # A goal read from an event that goes loses its event id (the foreign
+        # key of migration 0012_goal_event), unspoken items go with it.
+        status = await db.execute(
+            "DELETE FROM events WHERE soul = $1 AND id = ANY($2::bigint[])", soul, ids
+        )
+        around: dict[int, tuple[str, int]] = {}
+        for _, session, event_id in places:
+            if session is None:
+                continue
+            for before in (True, False):
+                for memory_id, _ in await self._side(
+                    db, session, event_id, before, MAX_TURNS
+                ):
+                    around.setdefault(memory_id, (session, event_id))
+        rewritten: list[tuple[Row, Row]] = []
+        for memory_id in sorted(around):
+            row = await db.fetchrow(
+                "SELECT i.doc, i.prior, i.later, e.session, e.id FROM memory_index AS i"
+                " JOIN memories AS m ON m.soul = i.soul AND m.id = i.memory_id"
+                " JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id"
+                " WHERE i.soul = $1 AND i.memory_id = $2",
+                soul,
+                memory_id,
+            )
+            assert row is not None
+            doc, prior, later, session, event_id = row
+            old = Row(memory_id, doc, prior, later)
+            turns = self.context_turns
+            new = Row(
+                memory_id,
+                doc,
+                _join([d for _, d in await self._side(db, session, event_id, True, turns)])
+                if turns
+                else "",
+                _join([d for _, d in await self._side(db, session, event_id, False, turns)])
+                if turns
+                else "",
+            )
+            if new != old:
+                rewritten.append((old, new))
+        await self._rewrite(db, rewritten, delta)
+        await delta.apply(db, soul)
+        return Forgotten(int(status.split()[-1]), len(memory_ids), _count(edges), 0, 0)
 
     async def search(
         self,

@@ -7,9 +7,11 @@ soul's rows kept from another's."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import asyncpg
+import pytest
 
 from souls.store.changes import (
     AssemblyRow,
@@ -24,13 +26,31 @@ from souls.store.changes import (
 from souls.store.interface import SoulStore
 from souls.store.knowledge import LoggedAssembly, Question
 from souls.store.postgres.store import PgStore
-from souls.store.store import NewEvent
+from souls.store.store import NewEvent, Store
 from souls.text.tokenize import fts_document
 
 T0 = 1_780_000_000.0  # 2026-05-28 (UTC)
 DAY = 86_400.0
 
 Opener = Callable[[], Awaitable[SoulStore]]
+
+
+@pytest.fixture
+async def other(backend: str | None, tmp_path: Path) -> AsyncIterator[SoulStore]:
+    """A second soul beside the ``store`` fixture's: on PostgreSQL ``beta`` in the same
+    database, on SQLite a file of its own."""
+    if backend is None:
+        beta: SoulStore = await Store.open(tmp_path / "beta.db")
+        yield beta
+        await beta.close()
+        return
+    pool = await asyncpg.create_pool(backend, min_size=1, max_size=2)
+    try:
+        beta = await PgStore.open(pool, "beta")
+        yield beta
+        await beta.close()
+    finally:
+        await pool.close()
 
 
 def event(i: int, *, ts: float | None = None, session: str | None = "s1") -> NewEvent:
@@ -81,7 +101,7 @@ async def test_goals_are_replaced_deleted_and_read_back(store: SoulStore, opener
 
 
 async def test_a_turns_questions_and_goals_go_with_its_events(
-    store: SoulStore, opener: Opener
+    store: SoulStore, opener: Opener, other: SoulStore
 ) -> None:
     rows = store.knowledge
     assert await rows.next_id("questions") == 1
@@ -93,7 +113,11 @@ async def test_a_turns_questions_and_goals_go_with_its_events(
         ],
         # Asked and settled by the same append: the insert comes first.
         settlements=[Settlement(2, "answered", -3)],
-        goals=[goal(1, "learn the cello", event_id=-2), goal(2, "stated", event_id=None)],
+        goals=[
+            goal(1, "learn the cello", event_id=-2),
+            goal(2, "stated", event_id=None),
+            goal(3, "paint", event_id=-3),
+        ],
     )
     ids = await store.append([event(0), event(1), event(2)], changes, now=T0 + 5)
     await store.flush(Changes(settlements=[Settlement(1, "unanswered", ids[2])]), T0 + 9)
@@ -112,11 +136,19 @@ async def test_a_turns_questions_and_goals_go_with_its_events(
             Question(3, ids[1], None, None, "why?", T0 + 1, "pending", None, None)
         ]
         assert await found.goals() == [
-            goal(1, "learn the cello", event_id=ids[1]), goal(2, "stated")
+            goal(1, "learn the cello", event_id=ids[1]), goal(2, "stated"),
+            goal(3, "paint", event_id=ids[2]),
         ]  # fmt: skip
-    # A goal read from an event that is forgotten keeps no dangling id.
+    # Another soul's goal read from its event of the same id as ids[1].
+    theirs = await other.append([event(0), event(1)], Changes(), now=T0)
+    assert theirs[1] == ids[1]
+    await other.knowledge.write_goals([goal(1, "theirs", event_id=theirs[1])])
+    # A goal read from an event that is forgotten keeps no dangling id; the others
+    # keep theirs.
     await store.forget([ids[1]])
-    assert (await rows.goals())[0].event_id is None
+    for reader in (store, await opener()):
+        assert [g.event_id for g in await reader.knowledge.goals()] == [None, None, ids[2]]
+    assert await other.knowledge.goals() == [goal(1, "theirs", event_id=theirs[1])]
 
 
 async def test_the_latest_pending_questions_oldest_first(store: SoulStore) -> None:
@@ -189,6 +221,28 @@ async def test_the_contexts_assembled(store: SoulStore, opener: Opener) -> None:
         assert await rows.assembly("ABC") == LoggedAssembly(T0, assembly("abc123", "s1", 40))
         assert await rows.assembly(None) == LoggedAssembly(T0 + 10, assembly("ff00", None, 7))
         assert await rows.assembly("9") is None
+
+
+async def test_an_assembly_is_found_by_its_hash_prefix_alone(
+    store: SoulStore, opener: Opener
+) -> None:
+    """A prefix means its characters and nothing else (no LIKE, no escape), ASCII case
+    ignored, the same on both backends."""
+    await store.flush(Changes(assemblies=[assembly("abc123", "s1", 1)]), T0)
+    await store.flush(Changes(assemblies=[assembly("a%_\\9", "s1", 2)]), T0 + 1)
+    await store.flush(Changes(assemblies=[assembly("é0", "s1", 3)]), T0 + 2)
+    for reader in (store, await opener()):
+        rows = reader.knowledge
+        for wildcard in ("%", "_", "a_c", "%c", "ab\\c", "ab\\", "\\a", "ab_", "abc1234"):
+            assert await rows.assembly(wildcard) is None, wildcard
+        for prefix in ("AbC", "ABC123", "aBc1"):
+            assert await rows.assembly(prefix) == LoggedAssembly(T0, assembly("abc123", "s1", 1))
+        for literal in ("a%", "A%_", "a%_\\", "a%_\\9"):
+            found = await rows.assembly(literal)
+            assert found == LoggedAssembly(T0 + 1, assembly("a%_\\9", "s1", 2)), literal
+        # Only ASCII letters fold.
+        assert await rows.assembly("É") is None
+        assert await rows.assembly("é") == LoggedAssembly(T0 + 2, assembly("é0", "s1", 3))
 
 
 async def test_what_the_memory_map_reads(store: SoulStore, opener: Opener) -> None:
