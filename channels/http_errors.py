@@ -37,6 +37,7 @@ _STATUS = {
     # is not the one to answer for it), or took it over mid-request (retry).
     "soul_elsewhere": 421,
     "lease_lost": 503,
+    "unsupported": 501,
     "unsafe_file": 503,
     "too_many_connections": 503,
     "channel.not_ready": 503,

@@ -51,6 +51,7 @@ from soupd._errors import (
     UnknownMethod,
     UnknownSoul,
     UnsafeFile,
+    Unsupported,
     error_class,
 )
 from soupd._paths import find_socket
@@ -166,6 +167,7 @@ __all__ = [
     "UnknownMethod",
     "UnknownSoul",
     "UnsafeFile",
+    "Unsupported",
     "Why",
     "WhyItem",
     "WhySection",

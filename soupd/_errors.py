@@ -27,6 +27,7 @@ the code kept, so a newer daemon never breaks an older client.
     ├── SoulUnavailable                soul_unavailable
     ├── SoulElsewhere                  soul_elsewhere    (another daemon owns the soul)
     ├── LeaseLost                      lease_lost        (another daemon took it over)
+    ├── Unsupported                    unsupported       (not on this store backend yet)
     ├── StoreUnusable                  store_unusable
     ├── UnsafeFile                     unsafe_file
     ├── DiskFull                       disk_full
@@ -94,6 +95,7 @@ __all__ = [
     "UnknownMethod",
     "UnknownSoul",
     "UnsafeFile",
+    "Unsupported",
     "error_class",
     "from_wire",
 ]
@@ -206,6 +208,12 @@ class LeaseLost(SoupdError):
     nothing of the request was stored: retry."""
 
     code = "lease_lost"
+
+
+class Unsupported(SoupdError):
+    """What was asked exists, but not (yet) for a soul on the daemon's store backend."""
+
+    code = "unsupported"
 
 
 class StoreUnusable(SoupdError):

@@ -21,6 +21,7 @@ what to do next. The module imports nothing from the rest of soupd, so every lay
     ├── SoulUnavailable              soul_unavailable
     ├── SoulElsewhere                soul_elsewhere    (PostgreSQL: another daemon owns it)
     ├── LeaseLost                    lease_lost        (PostgreSQL: another daemon took it)
+    ├── Unsupported                  unsupported       (not on this store backend yet)
     ├── StoreUnusable                store_unusable
     │   └── SharedStoreUnusable      store_unusable    (the shared PostgreSQL store)
     ├── UnsafeFile                   unsafe_file
@@ -83,6 +84,7 @@ __all__ = [
     "UnknownMethod",
     "UnknownSoul",
     "UnsafeFile",
+    "Unsupported",
 ]
 
 
@@ -265,6 +267,12 @@ class LeaseLost(SoupdError):
         )
         self.soul = soul
         self.epoch = epoch
+
+
+class Unsupported(SoupdError):
+    """What was asked exists, but not (yet) for a soul on this store backend."""
+
+    code = "unsupported"
 
 
 class AskTimeout(SoupdError):
