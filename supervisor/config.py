@@ -266,15 +266,19 @@ class NotifyConfig(_Section, frozen=True):
 
 class StoreBackendConfig(_Section, frozen=True):
     # Where souls keep their memory: "sqlite" (a database file per soul, the default) or
-    # "postgres" (one shared database; in progress, issue #21: refused until complete).
+    # "postgres" (one database shared by several daemons, each soul owned by one of them
+    # at a time; in progress, issue #21: forget, export, backup and rebuild not yet).
     backend: Literal["sqlite", "postgres"] = "sqlite"
     # PostgreSQL's DSN, never written here (it holds the password): the name of an
     # environment variable holding it, or a file (readable by soupd only) holding it.
     dsn_env: str | None = None
     dsn_file: str | None = None
-    # Connections of the daemon's pool (each soul's lease holds one more of its own).
+    # Connections of the daemon's pool (its lease session is one more of its own).
     pool_min: int = 1
     pool_max: int = 10
+    # Where other daemons reach this one's HTTP API (what a request for a soul it owns
+    # is told, and later forwarded to). Default: http://[http] host:port.
+    advertise: str | None = None
 
     def __post_init__(self) -> None:
         if (
@@ -299,10 +303,13 @@ class StoreBackendConfig(_Section, frozen=True):
                 'backend = "postgres" needs dsn_env (an environment variable holding the '
                 "DSN) or dsn_file (a file holding it)"
             )
-        raise ValueError(
-            'backend = "postgres" is not yet supported for souls (issue #21: the PostgreSQL '
-            'store is in progress); use backend = "sqlite"'
-        )
+        if self.advertise is not None and not re.fullmatch(
+            r"https?://[^\s/@]+(:\d+)?/?", self.advertise
+        ):
+            raise ValueError(
+                f"advertise {self.advertise!r} must be the URL of this daemon's HTTP API as "
+                'other daemons reach it, such as "http://10.0.0.5:7411"'
+            )
 
 
 class TestingConfig(_Section, frozen=True):
@@ -355,6 +362,13 @@ class Settings:
         if configured is None:
             return default
         return resolve(self.config_file.parent, Path(configured).expanduser(), default)
+
+    @property
+    def advertised(self) -> str:
+        """Where other daemons of a shared store reach this one: ``[store] advertise``,
+        else its HTTP API's address."""
+        http = self.daemon.http
+        return self.daemon.store.advertise or f"http://{http.host}:{http.port}"
 
     def brain_dir(self, name: str) -> Path:
         brain = self.souls[name].brain_dir

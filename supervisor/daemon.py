@@ -82,6 +82,7 @@ from supervisor.tree import ChildSpec, Supervisor
 
 if TYPE_CHECKING:
     from channels.http_api import HttpApi
+    from supervisor.shared import SharedStore
 
 __all__ = ["Daemon"]
 
@@ -143,6 +144,8 @@ class Daemon:
             ),
             self.outputs,
         )
+        # The shared PostgreSQL store, when [store] backend = "postgres" (opened by run).
+        self._shared: SharedStore | None = None
         self.http: HttpApi | None = None
         if settings.daemon.http.enabled:
             # Imported only when used: Starlette and uvicorn cost a daemon without it nothing.
@@ -175,7 +178,23 @@ class Daemon:
         lock = StateLock(self.settings.state_dir)
         await anyio.to_thread.run_sync(lock.acquire)
         try:
-            await self._run_locked()
+            store = self.settings.daemon.store
+            if store.backend == "postgres":
+                # Imported only when used: asyncpg is the optional "postgres" extra.
+                from supervisor.shared import SharedStore
+
+                self._shared = await SharedStore.open(
+                    store, self.settings.advertised, config_file=str(self.settings.config_file)
+                )
+                _log.info(
+                    "store.shared", where=self._shared.where, advertised=self.settings.advertised
+                )
+            try:
+                await self._run_locked()
+            finally:
+                if self._shared is not None:
+                    with anyio.CancelScope(shield=True):
+                        await self._shared.close()
         finally:
             lock.release()
 
@@ -184,6 +203,8 @@ class Daemon:
         http = []
         if self.http is not None:
             http = [ChildSpec("http", self.http.run, restart="permanent", shutdown=10.0)]
+        if self._shared is not None:
+            http.append(ChildSpec("leases", self._shared.watch, restart="permanent", shutdown=5.0))
         root = Supervisor(
             "soupd",
             [
@@ -387,6 +408,7 @@ class Daemon:
             brain_dir=self.settings.brain_dir(name),
             mailbox=mailbox,
             emit=functools.partial(self.outputs.publish, name),
+            shared=self._shared,
         )
         self.registry.add(handle)
         try:

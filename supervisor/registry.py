@@ -35,10 +35,10 @@ Invariants a caller may rely on:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
@@ -53,12 +53,18 @@ from souls.messages import Message
 from souls.store.files import check_soul_files
 from supervisor.errors import (
     ChildStartError,
+    LeaseLost,
     RestartIntensityExceeded,
+    SoulElsewhere,
     SoulUnavailable,
     SoupdError,
     UnknownSoul,
 )
 from supervisor.tree import ChildSpec, Supervisor
+
+if TYPE_CHECKING:  # asyncpg is an optional extra: imported by the daemon when configured
+    from souls.store.interface import SoulStore
+    from supervisor.shared import SharedStore
 
 __all__ = ["Registry", "RegistryStatistics", "SoulHandle", "SoulState"]
 
@@ -75,6 +81,9 @@ class SoulHandle:
     mailbox: Mailbox[Message]
     # Where the soul's outputs go (the daemon's outputs hub), if anywhere.
     emit: Emit | None = None
+    # The shared PostgreSQL store ([store] backend = "postgres"), if the daemon is on
+    # one: the soul's store is opened under its lease, given up when it hibernates.
+    shared: SharedStore | None = None
     state: SoulState = "starting"
     # Restarts after a crash, and wakes from hibernation, since the daemon started.
     restarts: int = 0
@@ -139,7 +148,19 @@ class SoulHandle:
                             return
                         self.wakes += 1
                         self._log.info("soul.waking", soul=self.name)
-                    await self._awake(clock, status)
+                    try:
+                        await self._awake(clock, status)
+                    except ChildStartError as exc:
+                        if not isinstance(exc.__cause__, SoulElsewhere):
+                            raise
+                        # Another daemon of the shared store owns the soul: its mail is
+                        # answered with where it is served; the next mail tries again.
+                        self.last_error = exc.__cause__.message
+                        self.mailbox.fail_pending(exc.__cause__)
+                        if status is not None:
+                            self.state = "hibernating"
+                            self._log.info("soul.started", soul=self.name, state=self.state)
+                            status.started()
                     status = None
                     self.state = "hibernating"
             except RestartIntensityExceeded as exc:
@@ -164,6 +185,19 @@ class SoulHandle:
                 raise
 
         return ChildSpec(f"soul:{self.name}", host, restart="temporary", shutdown=restart.shutdown)
+
+    def _opener(self) -> Callable[[], Awaitable[SoulStore]] | None:
+        """How the soul's store opens: under its lease on the shared store, else the
+        soul's own file (None: Soul's default)."""
+        shared = self.shared
+        if shared is None:
+            return None
+        context_turns = self.config.recall.context_turns
+
+        async def open_store() -> SoulStore:
+            return await shared.open_soul(self.name, context_turns=context_turns)
+
+        return open_store
 
     async def _wait_for_mail(self) -> bool:
         """Wait, hibernating, for the first message, and put it back at the head of the
@@ -197,16 +231,28 @@ class SoulHandle:
                     brain_dir=self.brain_dir,
                     clock=clock,
                     emit=self.emit,
+                    open_store=self._opener(),
                 )
                 booted_before, booted = booted, True
                 self.state = "restarting" if booted_before else "starting"
                 if booted_before:
                     self.restarts += 1
-                await soul.run(
-                    self.mailbox,
-                    task_status=_Started(task_status, self._running),
-                    active_at=None if booted_before else idle_since,
-                )
+                try:
+                    await soul.run(
+                        self.mailbox,
+                        task_status=_Started(task_status, self._running),
+                        active_at=None if booted_before else idle_since,
+                    )
+                except* LeaseLost:
+                    # Another daemon of the shared store took the soul over while a
+                    # background write (extraction, embedding) of this one was under
+                    # way: nothing of it was stored; the soul rests here, as if
+                    # hibernating, and its next mail learns where it is served.
+                    self._log.warning("soul.lease_lost", soul=self.name)
+                finally:
+                    if self.shared is not None:
+                        with anyio.CancelScope(shield=True):
+                            await self.shared.give_up(self.name)
                 # Soul.run returns only when the soul hibernates: its store is closed;
                 # its supervisor goes down with it.
                 asleep.cancel()

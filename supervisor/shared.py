@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+import anyio
+import anyio.abc
 import asyncpg
 import structlog
 
@@ -27,7 +29,10 @@ from supervisor.config import StoreBackendConfig
 from supervisor.errors import ConfigError, SharedStoreUnusable, SoulElsewhere
 from supervisor.secrets import read_secret
 
-__all__ = ["SharedStore", "dsn_source"]
+__all__ = ["LEASE_PROBE", "SharedStore", "dsn_source"]
+
+# Seconds between looks at the lease session (see SharedStore.watch).
+LEASE_PROBE = 1.0
 
 # What connecting may raise when the server or the DSN is wrong.
 _UNUSABLE = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError, TimeoutError)
@@ -43,10 +48,14 @@ def dsn_source(config: StoreBackendConfig) -> str:
 class SharedStore:
     """One daemon's part of the shared store: a pool and a lease session, both open."""
 
-    def __init__(self, pool: asyncpg.Pool, leases: Leases, where: str) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, leases: Leases, where: str, dsn: str, address: str
+    ) -> None:
         self._pool = pool
         self.leases = leases
         self.where = where
+        self._dsn = dsn  # kept for a new lease session; never logged
+        self.address = address
         self._log = structlog.get_logger("soupd.store")
 
     @classmethod
@@ -75,7 +84,7 @@ class SharedStore:
             if isinstance(exc, _UNUSABLE):
                 raise SharedStoreUnusable(where, _scrubbed(exc, dsn)) from None
             raise
-        return cls(pool, leases, where)
+        return cls(pool, leases, where, dsn, address)
 
     async def open_soul(self, name: str, *, context_turns: int) -> PgStore:
         """Take ``name``'s lease and open its store under it; SoulElsewhere (naming the
@@ -104,6 +113,33 @@ class SharedStore:
         """Give ``name``'s lease up (its store is closed): another daemon may take it."""
         await self.leases.give_up(name)
         self._log.info("soul.lease_given_up", soul=name)
+
+    async def watch(
+        self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Look at the lease session every ``LEASE_PROBE`` seconds; when it has ended
+        (the server restarted, the network was lost), every soul of this daemon is
+        another daemon's to take, and its writes here fail (they are fenced): open a new
+        session, through which the souls' next mail takes them back where free."""
+        task_status.started()
+        while True:
+            await anyio.sleep(LEASE_PROBE)
+            if await self.leases.alive():
+                continue
+            self._log.error("store.lease_session_lost", where=self.where)
+            delay = LEASE_PROBE
+            while True:
+                try:
+                    leases = await Leases.open(self._dsn, self.address)
+                except _UNUSABLE as exc:
+                    self._log.error("store.lease_session_failed", problem=_scrubbed(exc, self._dsn))
+                    await anyio.sleep(delay)
+                    delay = min(2 * delay, 30.0)
+                    continue
+                old, self.leases = self.leases, leases
+                await old.close()
+                self._log.info("store.lease_session_opened")
+                break
 
     async def close(self) -> None:
         """Give every lease up and close the lease session and the pool."""

@@ -40,7 +40,8 @@ from souls.knowledge.persons import Persons
 from souls.messages import Message
 from souls.results import MAX_REASONS, ImportResult, PushResult, Rejection
 from souls.store.changes import Changes
-from souls.store.store import NewEvent, Store
+from souls.store.interface import SoulStore
+from souls.store.store import NewEvent
 from supervisor.errors import SoupdError
 from supervisor.pace import Pacer
 
@@ -67,7 +68,7 @@ class Ingest:
         *,
         intake: Intake,
         rejected: Counter[str],
-        store: Store,
+        store: SoulStore,
         mind: Mind,
         knowledge: Knowledge,
         persons: Persons,

@@ -37,7 +37,7 @@ from souls.messages import (
     Why,
 )
 from souls.messages import Persons as PersonsMessage
-from souls.store.store import Store
+from souls.store.interface import SoulStore
 from supervisor.errors import InvalidParams, MissingItem, NotFound
 
 __all__ = ["KNOWING", "Knowing", "KnowingRequest"]
@@ -75,7 +75,7 @@ class Knowing:
         name: str,
         clock: Clock,
         *,
-        store: Store,
+        store: SoulStore,
         knowledge: Knowledge,
         persons: Persons,
     ) -> None:

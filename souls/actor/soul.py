@@ -34,7 +34,7 @@ import errno
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -110,18 +110,24 @@ from souls.results import (
     TasksResult,
 )
 from souls.store.changes import Changes
+from souls.store.interface import SoulStore
 from souls.store.store import NewEvent, Scope, Store
 from supervisor.errors import (
     DiskFull,
     InjectedFault,
     InvalidParams,
+    LeaseLost,
     SoulUnavailable,
     SoupdError,
+    Unsupported,
 )
 from supervisor.pace import Pacer
 from supervisor.tree import shielded_cleanup
 
-__all__ = ["Soul"]
+__all__ = ["Soul", "StoreOpener"]
+
+# Opens the soul's store when it starts (on the shared PostgreSQL store: under its lease).
+StoreOpener = Callable[[], Awaitable[SoulStore]]
 
 # Mail that does not keep a soul awake: what the scheduler and health checks send.
 _HOUSEKEEPING = (Decay, Weekly, Homeostasis, Wakeup, LastRuns, SyncTasks, Ping, Extracted, Embedded)
@@ -142,10 +148,14 @@ class Soul:
         brain_dir: Path,
         clock: Clock,
         emit: Emit | None = None,
+        open_store: StoreOpener | None = None,
     ) -> None:
+        """``open_store``: how the store is opened when the soul starts (default: the
+        SQLite file at ``db_path``)."""
         self.name = name
         self.config = config
         self._db_path = db_path
+        self._open_store = open_store or self._open_file
         self._brain = Brain(brain_dir)
         self._clock = clock
         self._intake = Intake(config.hygiene, config.attention)
@@ -156,7 +166,7 @@ class Soul:
         self._mailbox: Mailbox[Message] | None = None
         # Messages per turn, smoothed: a flood shows as big turns with small ones between.
         self._load = 0.0
-        self._store: Store | None = None
+        self._store: SoulStore | None = None
         self._mind: Mind | None = None
         self._agenda: Agenda | None = None
         self._cards: CardStore | None = None
@@ -187,11 +197,7 @@ class Soul:
         ``anyio.current_time()`` clock, it last had such mail (default: now)."""
         structlog.contextvars.bind_contextvars(soul=self.name)
         self._mailbox = mailbox
-        store = await Store.open(
-            self._db_path,
-            synchronous=self.config.store.synchronous,
-            context_turns=self.config.recall.context_turns,
-        )
+        store = await self._open_store()
         self._store = store
         mind = self._mind = Mind(self.name, self.config, store, self._brain, self._emit)
         self._agenda = Agenda(store, self._brain, self._intake.gate)
@@ -263,6 +269,12 @@ class Soul:
                         await self._turn(batch)
                     except DiskFull as full:
                         await self._disk_full(full, mailbox, batch)
+                    except LeaseLost as lost:
+                        # Another daemon owns the soul now (the shared store): this one
+                        # stops serving it, as if hibernating; what it was handling
+                        # stored nothing and is failed, the rest waits for the owner.
+                        self._lease_lost(lost, mailbox, batch)
+                        return
                     batch = []
         except anyio.get_cancelled_exc_class():
             with shielded_cleanup():
@@ -289,6 +301,13 @@ class Soul:
             with anyio.CancelScope(shield=True):
                 await mind.aclose()
                 await store.close()
+
+    async def _open_file(self) -> SoulStore:
+        return await Store.open(
+            self._db_path,
+            synchronous=self.config.store.synchronous,
+            context_turns=self.config.recall.context_turns,
+        )
 
     async def _next_batch(
         self, mailbox: Mailbox[Message], active: float
@@ -403,6 +422,18 @@ class Soul:
         mind.forget_caches()
         await mind.load()
         await self._require_knowledge().load()
+
+    def _lease_lost(
+        self, lost: LeaseLost, mailbox: Mailbox[Message], batch: Sequence[Envelope[Message]]
+    ) -> None:
+        for envelope in self._current:
+            if envelope.reply is not None and not envelope.reply.settled:
+                envelope.reply.fail(lost)
+            envelope.done = True
+        self._current = ()
+        mailbox.redeliver(e for e in batch if not e.done)
+        self._changes = Changes()
+        self._log.warning("soul.lease_lost", epoch=lost.epoch)
 
     async def _committed(self, changes: Changes) -> None:
         """``changes`` were written: let the mind catch up, start a fresh set."""
@@ -667,7 +698,14 @@ class Soul:
         )
 
     def _rights(self) -> DataRights:
-        return DataRights(self._require_store(), self.config.somatic, self._brain.root)
+        store = self._require_store()
+        if not isinstance(store, Store):
+            raise Unsupported(
+                f"soul {self.name!r} is on the shared PostgreSQL store, where forget, export, "
+                "backup and rebuild are not available yet (issue #21); run it on SQLite for "
+                "those"
+            )
+        return DataRights(store, self.config.somatic, self._brain.root)
 
     async def _forget(self, asked: Forget) -> ForgetResult:
         if asked.dry_run:  # the counts of the real forget, from a transaction rolled back
@@ -763,7 +801,7 @@ class Soul:
             raise SoulUnavailable(f"soul {self.name!r} is not running; retry shortly")
         return part
 
-    def _require_store(self) -> Store:
+    def _require_store(self) -> SoulStore:
         return self._running(self._store)
 
     def _require_mind(self) -> Mind:

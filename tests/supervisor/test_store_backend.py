@@ -1,13 +1,12 @@
-"""``[store]`` in soupd.toml (issue #21): the backend and where its DSN is read from,
-validated by config check; "postgres" refused, by config check and by the daemon, until
-the PostgreSQL store is complete."""
+"""``[store]`` in soupd.toml (issue #21): the backend, where its DSN is read from and
+the address the daemon advertises, validated by config check (the daemon on PostgreSQL:
+tests/e2e/test_shared_store.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from e2e.harness import Home
 
 from supervisor.config import DaemonConfig, StoreBackendConfig, check_file, read_toml
 from supervisor.errors import ConfigError
@@ -34,11 +33,16 @@ def test_sqlite_is_the_default(tmp_path: Path) -> None:
     assert (config.store.pool_min, config.store.pool_max) == (1, 10)
 
 
-def test_postgres_is_refused_until_the_store_is_complete(tmp_path: Path) -> None:
+def test_postgres_takes_a_dsn_from_the_environment_or_a_file(tmp_path: Path) -> None:
     for where in ('dsn_env = "SOUPD_DSN"', 'dsn_file = "/run/credentials/soupd/dsn"'):
-        error = refusal(tmp_path, f'[store]\nbackend = "postgres"\n{where}\n')
-        assert error.key == "store"
-        assert "not yet supported for souls" in str(error)
+        path = daemon_file(tmp_path, f'[store]\nbackend = "postgres"\n{where}\n')
+        assert check_file(path) == "daemon"
+        assert read_toml(path, DaemonConfig).store.backend == "postgres"
+    path = daemon_file(
+        tmp_path,
+        '[store]\nbackend = "postgres"\ndsn_env = "D"\nadvertise = "http://10.0.0.5:7411"\n',
+    )
+    assert read_toml(path, DaemonConfig).store.advertise == "http://10.0.0.5:7411"
 
 
 @pytest.mark.parametrize(
@@ -54,19 +58,11 @@ def test_postgres_is_refused_until_the_store_is_complete(tmp_path: Path) -> None
         ('backend = "mysql"', "store.backend", "invalid enum value 'mysql'"),
         ("pool_min = 5\npool_max = 2", "store", "pool_min <= pool_max"),
         ("pool_min = 0", "store", "pool_min"),
+        ('backend = "postgres"\ndsn_env = "D"\nadvertise = "10.0.0.5:7411"', "store",
+         "must be the URL of this daemon's HTTP API"),
     ],
 )  # fmt: skip
 def test_config_check_names_what_is_wrong(tmp_path: Path, text: str, key: str, says: str) -> None:
     error = refusal(tmp_path, f"[store]\n{text}\n")
     assert error.key == key
     assert says in str(error)
-
-
-def test_the_daemon_refuses_to_start_on_postgres(soupd_home: Home) -> None:
-    path = soupd_home.write_config('[store]\nbackend = "postgres"\ndsn_env = "SOUPD_DSN"\n')
-    soupd_home.add_soul("alpha")
-    for args in (("config", "check"), ("start",)):
-        result = soupd_home.cli(*args)
-        assert result.returncode == 2, (args, result.stdout, result.stderr)
-        assert str(path) in result.stderr
-        assert "not yet supported for souls" in result.stderr
