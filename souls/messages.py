@@ -118,6 +118,11 @@ class Reflect(msgspec.Struct, frozen=True, tag="reflect"):
 class Weekly(msgspec.Struct, frozen=True, tag="weekly"):
     """Write the weekly summary layer from the last week. Reply: ``ReflectResult``."""
 
+    # Sent by the scheduler: the job's period (seconds). A run of it within half of that,
+    # here or by another daemon of the shared store, makes this one a no-op (reply None):
+    # a job runs once a period per soul, whichever daemons fire it.
+    period: float | None = None
+
 
 class Decay(msgspec.Struct, frozen=True, tag="decay"):
     """The nightly forgetting pass, as of ``now`` (Unix seconds; default: the clock).
@@ -126,10 +131,19 @@ class Decay(msgspec.Struct, frozen=True, tag="decay"):
     now: float | None = None
     # Only count what it would do (the reply's counts, ``dry_run`` true); change nothing.
     dry_run: bool = False
+    # Sent by the scheduler: the job's period (seconds). A run of it within half of that,
+    # here or by another daemon of the shared store, makes this one a no-op (reply None):
+    # a job runs once a period per soul, whichever daemons fire it.
+    period: float | None = None
 
 
 class Homeostasis(msgspec.Struct, frozen=True, tag="homeostasis"):
     """Measure the drives against their set points. Reply: ``HomeostasisResult``."""
+
+    # Sent by the scheduler: the job's period (seconds). A run of it within half of that,
+    # here or by another daemon of the shared store, makes this one a no-op (reply None):
+    # a job runs once a period per soul, whichever daemons fire it.
+    period: float | None = None
 
 
 class Confidence(msgspec.Struct, frozen=True, tag="confidence"):

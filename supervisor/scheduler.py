@@ -65,7 +65,9 @@ _ERRANDS = 4
 # How long housekeeping waits for a soul's answer before giving up on it (the mail
 # stays queued and is still handled).
 _ASK_TIMEOUT = 30.0
-_RECURRING: dict[str, Callable[[], Message]] = {
+# The recurring jobs' periods (seconds), homeostasis' being its soul's interval.
+_PERIODS = {"decay": 86_400.0, "weekly": 7 * 86_400.0}
+_RECURRING: dict[str, Callable[..., Message]] = {
     "decay": Decay,
     "weekly": Weekly,
     "homeostasis": Homeostasis,
@@ -232,7 +234,7 @@ class Scheduler:
             for job, ran in (last if isinstance(last, dict) else {}).items():
                 if job in triggers and _missed(triggers[job], ran, now):
                     _log.info("scheduler.catching_up", soul=handle.name, job=job)
-                    self._queue(handle.name, _RECURRING[job]())
+                    self._queue(handle.name, self._recurring(handle.name, job))
             if tasks is not None:
                 self._caught_up(handle, tasks_file)
                 self._schedule_tasks(handle, tasks)
@@ -252,7 +254,17 @@ class Scheduler:
     # at info (one a reminder).
     async def _fire(self, soul: str, job: str) -> None:
         _log.debug("scheduler.job", soul=soul, job=f"{job}:{soul}")
-        self._queue(soul, _RECURRING[job]())
+        self._queue(soul, self._recurring(soul, job))
+
+    def _recurring(self, soul: str, job: str) -> Message:
+        """The message of a recurring job, with its period: a soul runs it once a period,
+        however many daemons (of a shared store) fire it."""
+        handle = self._souls.get(soul)
+        schedule = (
+            self.schedule_of(handle) if handle is not None else self._settings.daemon.schedule
+        )
+        period = _PERIODS.get(job) or schedule.homeostasis_minutes * 60
+        return _RECURRING[job](period=period)
 
     async def _wake(self, soul: str, key: str) -> None:
         _log.info("scheduler.task_due", soul=soul, job=f"due:{soul}:{key}")

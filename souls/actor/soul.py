@@ -519,6 +519,8 @@ class Soul:
                     result = await self._stats()
                 case Reflect():
                     result = await self._reflect("manual")
+                case Weekly(period=period) if await self._ran_lately("weekly", period):
+                    result = None
                 case Weekly():
                     self._ran("weekly")
                     result = await self._require_mind().weekly_summary(
@@ -531,11 +533,15 @@ class Soul:
                     result = await self._require_deck().tide(close)
                 case StatusPage(stamp=stamp):
                     result = {"html": await self._require_deck().status_page(stamp)}
+                case Decay(period=period, dry_run=False) if await self._ran_lately("decay", period):
+                    result = None
                 case Decay(now=now, dry_run=dry_run):
                     if not dry_run:  # a dry run is no run: the nightly one still comes
                         self._ran("decay")
                     when = self._clock.now() if now is None else now
                     result = await self._decay(when, dry_run=dry_run)
+                case Homeostasis(period=period) if await self._ran_lately("homeostasis", period):
+                    result = None
                 case Homeostasis():
                     self._ran("homeostasis")
                     result = await self._require_mind().homeostasis(
@@ -634,6 +640,19 @@ class Soul:
             rejected=result.rejected,
         )
         return result
+
+    async def _ran_lately(self, job: str, period: float | None) -> bool:
+        """Whether the scheduled ``job`` (of ``period`` seconds; None: not scheduled,
+        asked for) ran within half its period: here, or on another daemon of the shared
+        store, whose run is in the soul's state all the same."""
+        if period is None:
+            return False
+        ran = self._changes.state.get(f"ran.{job}")
+        last = float(ran) if ran is not None else (await self._require_mind().last_runs()).get(job)
+        if last is None or self._clock.now() - last >= period / 2:
+            return False
+        self._log.info("soul.job_ran_already", job=job, ran=last)
+        return True
 
     def _ran(self, job: str) -> None:
         """Remember when a scheduled job last ran, so a daemon that was down for its

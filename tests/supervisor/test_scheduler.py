@@ -21,7 +21,7 @@ from conftest import MAILBOX_HYGIENE
 from souls.actor.clock import SystemClock
 from souls.actor.mailbox import Mailbox
 from souls.config import LifecycleConfig, ScheduleOverrides, SoulConfig
-from souls.messages import LastRuns
+from souls.messages import Decay, Homeostasis, LastRuns, Weekly
 from souls.store.store import Store
 from supervisor.config import DaemonConfig, ScheduleConfig, Settings
 from supervisor.registry import Registry, SoulHandle
@@ -154,6 +154,15 @@ async def test_a_job_missed_while_down_runs_at_start(tmp_path: Path) -> None:
     assert runs["decay"] > recently  # caught up
     assert runs["weekly"] == recently  # not due since: left alone
     assert "homeostasis" not in runs  # never ran before: nothing to catch up
+
+
+async def test_a_fired_job_carries_its_period(tmp_path: Path) -> None:
+    # What lets a soul run it once a period however many daemons fire it.
+    schedule = ScheduleConfig(homeostasis_minutes=10)
+    async with scheduled(tmp_path, schedule=schedule) as (scheduler, _handle):
+        assert scheduler._recurring("ada", "decay") == Decay(period=86_400)
+        assert scheduler._recurring("ada", "weekly") == Weekly(period=7 * 86_400)
+        assert scheduler._recurring("ada", "homeostasis") == Homeostasis(period=600)
 
 
 def test_homeostasis_checks_are_spread_over_their_interval() -> None:

@@ -479,3 +479,31 @@ async def test_a_linked_person_s_feeling_shows_when_a_query_names_them(
         assert isinstance(forgot, ForgetResult)
         assert lab.sql(person_rows) == [("negative", person)]
         assert gut(await lab.ask(Context(query))) == [feeling]
+
+
+async def test_a_scheduled_job_runs_once_a_period_whoever_fires_it(tmp_path: Path) -> None:
+    # Two daemons of a shared store fire a soul's nightly decay at the same time; the
+    # soul's state says it ran: the second is a no-op. Asked for by hand, it always runs.
+    config = SoulConfig(hebbian=HebbianConfig(nightly_factor=0.5, prune_below=0.3))
+    async with soul(tmp_path, config) as lab:
+        for text in ("red kite", "red fox", "grey heron", "deploy failed with an error"):
+            await lab.push(text)
+        await lab.ask(Recall("red"))  # one edge of weight 1.0
+        await lab.ask(Stats())
+        assert lab.sql("SELECT weight FROM edges") == [(1.0,)]
+        first = await lab.ask(Decay(period=DAY))
+        assert first is not None
+        weight = lab.sql("SELECT weight FROM edges")
+        assert weight == [(0.5,)]
+        lab.clock.advance(DAY / 4)
+        assert await lab.ask(Decay(period=DAY)) is None  # ran 6 h ago: not again
+        assert await lab.ask(Homeostasis(period=900.0)) is not None
+        assert await lab.ask(Homeostasis(period=900.0)) is None
+        assert lab.sql("SELECT weight FROM edges") == weight
+        again = await lab.ask(Decay())  # by hand: runs
+        assert again is not None
+        assert lab.sql("SELECT weight FROM edges") == []  # 0.25: pruned below 0.3
+        lab.clock.advance(DAY)
+        assert await lab.ask(Decay(period=DAY)) is not None  # a day on: runs
+        assert await lab.ask(Weekly(period=7 * DAY)) is not None
+        assert await lab.ask(Weekly(period=7 * DAY)) is None
