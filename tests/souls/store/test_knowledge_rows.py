@@ -290,36 +290,111 @@ async def test_what_the_memory_map_reads(store: SoulStore, opener: Opener) -> No
         assert await found.summary_version(9) is None
 
 
+async def _everything(store: SoulStore) -> list[object]:
+    """Every read of ``store``'s knowledge rows (what another soul must leave as is)."""
+    rows = store.knowledge
+    return [
+        await rows.goals(), await rows.pending(10), await rows.questions(ids=[1, 2]),
+        await rows.questions(state="answered"), await rows.claims(every=True),
+        await rows.claims(ids=[1, 2]), await rows.slot_claims("ann", ["city"]),
+        await rows.next_id("claims"), await rows.next_id("questions"),
+        await rows.spent(None, 0.0), await rows.assembly(None), await rows.assembly("a"),
+        await rows.recent(10), await rows.latest_summaries(), await rows.days(10),
+        await rows.event(1), await rows.event(2), await rows.summary_version(1),
+        await rows.summary_version(2), (await store.soul_state()).get("beta"),
+    ]  # fmt: skip
+
+
 async def test_each_souls_knowledge_is_its_own_on_postgres(pg_dsn: str) -> None:
-    """Two souls in one database: neither sees the other's goals, questions, claims or
-    assemblies, and each numbers its own."""
+    """Two souls in one database, each numbering its own rows (the same ids): neither
+    reads the other's goals, questions, claims, assemblies, observations, summaries,
+    days or events, and nothing one writes (goals stored and deleted, a question
+    settled, an entry stated and a claim closed, an event forgotten, a model's reading
+    of it refused) touches the other's rows of the same ids."""
     pool = await asyncpg.create_pool(pg_dsn, min_size=1, max_size=2)
     try:
         alpha = await PgStore.open(pool, "alpha")
         beta = await PgStore.open(pool, "beta")
         await alpha.knowledge.write_goals([goal(1, "alpha's goal"), goal(2, "another")])
-        await alpha.append(
-            [event(0)],
+        ids = await alpha.append(
+            [event(0), event(1)],
             Changes(
                 questions=[NewQuestion(1, -1, "ann", None, "alpha asks?", T0)],
                 claims=[claim(1, "ann", "city", "Lyon")],
                 assemblies=[assembly("aa", None, 5)],
+                summaries=[SummaryVersion("consolidated", "# alpha 1", 2, "llm", "manual")],
             ),
             now=T0,
         )
+        await alpha.flush(
+            Changes(summaries=[SummaryVersion("consolidated", "# alpha 2", 2, "llm", "manual")]),
+            T0,
+        )
         assert await beta.knowledge.goals() == []
         assert await beta.knowledge.pending(10) == []
+        assert await beta.knowledge.questions(ids=[1]) == []
         assert await beta.knowledge.claims(every=True) == []
+        assert await beta.knowledge.claims(ids=[1]) == []
         assert await beta.knowledge.slot_claims("ann", ["city"]) == []
         assert await beta.knowledge.spent(None, 0.0) == 0
         assert await beta.knowledge.assembly(None) is None
+        assert await beta.knowledge.assembly("a") is None
+        assert await beta.knowledge.recent(10) == []
+        assert await beta.knowledge.latest_summaries() == []
+        assert await beta.knowledge.days(10) == []
+        assert await beta.knowledge.event(ids[0]) is None
+        assert await beta.knowledge.summary_version(1) is None
         assert await beta.knowledge.next_id("questions") == 1
         assert await beta.knowledge.next_id("claims") == 1
-        assert await beta.knowledge.state_entry(claim(0, "bob", None, "beta's"), [], {}) == 1
+        before = await _everything(alpha)
+
+        # Beta's own rows, under the same ids as alpha's.
+        mine = await beta.append(
+            [event(5, ts=T0 + 3 * DAY), event(6, ts=T0 + 3 * DAY + 1)],
+            Changes(
+                questions=[NewQuestion(1, -1, "bob", None, "beta asks?", T0)],
+                summaries=[SummaryVersion("consolidated", "# beta 1", 1, "llm", "manual")],
+            ),
+            now=T0,
+        )
+        assert mine == ids
+        assert await beta.knowledge.state_entry(claim(0, "ann", "city", "Oslo"), [], {}) == 1
+        await beta.flush(Changes(settlements=[Settlement(1, "answered", mine[1])]), T0 + 1)
+        assert (
+            await beta.knowledge.state_entry(
+                None, [ClaimClosing(1, "retracted", None, T0 + 2)], {"beta": "yes"}
+            )
+            is None
+        )
         await beta.knowledge.write_goals([goal(1, "beta's goal")], gone=[2])
+        assert await beta.forget([mine[0]]) == 1
+        # A model's reading of the event beta forgot: alpha's of that id is no stand-in.
+        late = claim(2, "ann", "pet_name", "Rex", event_id=mine[0])
+        assert await beta.knowledge.write_extracted(mine[0], [late], [], []) is None
+
+        assert await _everything(alpha) == before
+        found = beta.knowledge
+        assert [g.statement for g in await found.goals()] == ["beta's goal"]
+        assert await found.questions(ids=[1]) == [
+            Question(1, mine[0], "bob", None, "beta asks?", T0, "answered", T0 + 1, mine[1])
+        ]
+        assert await found.pending(10) == []
+        (stated,) = await found.claims(every=True)
+        assert (stated.id, stated.value, stated.state) == (1, "Oslo", "retracted")
+        assert await found.claims(ids=[1]) == [stated]
+        assert await found.slot_claims("ann", ["city"]) == [stated]
+        assert await found.claims() == []
+        assert await found.spent(None, 0.0) == 0
+        assert await found.assembly("a") is None
+        assert [text for _, text in await found.recent(10)] == ["message 6 about the garden"]
+        assert await found.latest_summaries() == [(1, "consolidated", "# beta 1")]
+        assert await found.days(10) == [("2026-05-31", 1, mine[1], mine[1])]
+        assert await found.event(mine[0]) is None  # forgotten; alpha's of that id stays
+        assert (await found.event(mine[1]) or {})["text"] == "message 6 about the garden"
+        assert (await found.summary_version(1) or {})["text"] == "# beta 1"
+        assert await found.summary_version(2) is None
+        assert await found.next_id("claims") == 2
+        assert await found.next_id("questions") == 2
         assert [g.statement for g in await alpha.knowledge.goals()] == ["alpha's goal", "another"]
-        assert [g.statement for g in await beta.knowledge.goals()] == ["beta's goal"]
-        assert [c.value for c in await alpha.knowledge.claims()] == ["Lyon"]
-        assert await alpha.knowledge.next_id("claims") == 2
     finally:
         await pool.close()
