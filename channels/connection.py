@@ -55,6 +55,7 @@ from supervisor.errors import (
     FrameTooLarge,
     IdleTimeout,
     ReplyBufferFull,
+    SoulElsewhere,
     SoulUnavailable,
     SoupdError,
     UnknownSoul,
@@ -90,13 +91,22 @@ class SubscribeParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
 class _Pending(Reply):
     """The reply to one request of this connection, wherever it is being worked on."""
 
-    __slots__ = ("_connection", "id", "method", "started")
+    __slots__ = ("_connection", "id", "method", "params", "started")
 
-    def __init__(self, connection: Connection, request_id: RequestId, method: str) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        request_id: RequestId,
+        method: str,
+        params: msgspec.Raw | None = None,
+    ) -> None:
         super().__init__()
         self._connection = connection
         self.id = request_id
         self.method = method
+        # Kept only on a daemon that forwards (the shared store): sent on to the owner
+        # when the soul is served elsewhere (channels.forwarding), dropped once answered.
+        self.params = params
         self.started = time.perf_counter()
 
     def _deliver(self, value: Any, error: SoupdError | None) -> None:
@@ -319,7 +329,8 @@ class Connection:
                 ),
             )
             return
-        reply = _Pending(self, request.id, request.method)
+        forwards = self._methods.forwarder is not None
+        reply = _Pending(self, request.id, request.method, request.params if forwards else None)
         self._pending.add(reply)
         try:
             if request.method == "subscribe":
@@ -428,6 +439,12 @@ class Connection:
                 self._idle_wait.deadline = now + self._limits.idle_timeout
 
     def _answered(self, reply: _Pending, value: Any, error: SoupdError | None) -> None:
+        params, reply.params = reply.params, None
+        if isinstance(error, SoulElsewhere) and params is not None and not self._gone:
+            # The soul is another daemon's: the request goes on to it, its slot kept.
+            assert self._tasks is not None
+            self._tasks.start_soon(self._forwarded, reply, bytes(params), error)
+            return
         self._pending.discard(reply)
         ms = round((time.perf_counter() - reply.started) * 1000, 3)
         # One line a request, with the peer and the method: refusals at info, the rest
@@ -439,6 +456,19 @@ class Connection:
                 "socket.request_failed", method=reply.method, id=reply.id, ms=ms, code=error.code
             )
         self._reply(reply.id, value, error)
+
+    async def _forwarded(self, reply: _Pending, raw: bytes, elsewhere: SoulElsewhere) -> None:
+        """Answer ``reply`` with what the soul's owner answers (channels.forwarding)."""
+        forwarder = self._methods.forwarder
+        assert forwarder is not None
+        try:
+            value, error = await forwarder.forward(reply.method, raw, elsewhere), None
+        except SoupdError as failed:
+            value, error = None, failed
+        except anyio.get_cancelled_exc_class():
+            self._answered(reply, None, SoulUnavailable("soupd is shutting down; send this again"))
+            raise
+        self._answered(reply, value, error)
 
     def _reply(self, request_id: RequestId, value: Any, error: SoupdError | None) -> None:
         """Queue the one reply of a slot taken with ``_begin``."""

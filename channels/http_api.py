@@ -45,6 +45,7 @@ from channels import openapi as spec
 from channels.asgi import BodyTimeout, BodyTooLarge, log_request, read_body, serve
 from channels.base import Backoff, Channel
 from channels.connection import SubscribeParams
+from channels.forwarding import FORWARDED
 from channels.http_errors import Refused, Unauthorized, error_response, status_of
 from channels.http_stream import EventStreams
 from channels.http_token import load_or_create_token, token_matches
@@ -56,6 +57,7 @@ from supervisor.errors import (
     FrameTooLarge,
     InvalidParams,
     MalformedFrame,
+    SoulElsewhere,
     SoupdError,
     TooManyConnections,
     UnknownMethod,
@@ -247,7 +249,7 @@ class HttpApi:
         if method == "subscribe":
             raise InvalidParams(f"subscribe is a stream over HTTP: GET {spec.SUBSCRIBE}")
         body = await self._body(request)
-        return await self._call(method, msgspec.Raw(body or b"{}"))
+        return await self._call(method, msgspec.Raw(body or b"{}"), _forwarded(request))
 
     async def _events(self, request: Request) -> Response:
         self.authorized(request)
@@ -280,7 +282,9 @@ class HttpApi:
                 f"invalid params for {method}: the body names soul {params['soul']!r} and the "
                 f"path {soul!r}; leave soul out of the body"
             )
-        return await self._call(method, msgspec.Raw(msgspec.json.encode(params)))
+        return await self._call(
+            method, msgspec.Raw(msgspec.json.encode(params)), _forwarded(request)
+        )
 
     async def _webhook(self, request: Request) -> Response:
         """A delivery for a webhook channel, answered by the channel itself (its signature
@@ -320,13 +324,21 @@ class HttpApi:
         except BodyTimeout as exc:
             raise HTTPException(408, f"{exc}; send the whole body at once") from None
 
-    async def _call(self, method: str, raw: msgspec.Raw) -> Response:
+    async def _call(self, method: str, raw: msgspec.Raw, forwarded: bool = False) -> Response:
+        """Run ``method``; on a shared store, a soul another daemon owns gets the request
+        forwarded there (channels.forwarding), unless it was forwarded here already."""
         timeout = self.settings.request_timeout
         reply = Future()
+        forwarder = None if forwarded else self._methods.forwarder
         try:
             with anyio.fail_after(timeout):
                 await self._methods.dispatch(method, raw, reply)
-                value = await reply.wait()
+                try:
+                    value = await reply.wait()
+                except SoulElsewhere as elsewhere:
+                    if forwarder is None:
+                        raise
+                    value = await forwarder.forward(method, bytes(raw), elsewhere)
         except TimeoutError:
             raise AskTimeout(
                 f"no answer within {timeout:g} s ([http] request_timeout); it may still be "
@@ -374,3 +386,8 @@ class HttpApi:
             message = f"{request.method} is not served here; GET {spec.OPENAPI} says what is"
         body = {"error": {"code": code, "message": message}}
         return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+def _forwarded(request: Request) -> bool:
+    """Whether another daemon forwarded the request here (it is never sent on again)."""
+    return FORWARDED in request.headers

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from channels.forwarding import Forwarder
 from channels.protocol import decode_params
 from souls.actor.mailbox import CallbackReply, Reply
 from souls.actor.memories import MAX_PAGE, MemoryUpdated, parse_cursor
@@ -385,6 +386,9 @@ class Methods:
         self._forgotten = forgotten
         # Creates and deletes souls (soul.create, soul.delete); set by the daemon.
         self.souls: SoulAdmin | None = None
+        # On a shared store: sends a request for a soul another daemon owns to it
+        # (channels.forwarding); set by the daemon.
+        self.forwarder: Forwarder | None = None
         # Every string of a soul.create passes the credential rule's built-in patterns.
         self._screen = HygieneGate(HygieneConfig())
         # Events handed to souls so far (pushed or imported): the STATUS rate.

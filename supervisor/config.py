@@ -276,8 +276,8 @@ class StoreBackendConfig(_Section, frozen=True):
     # Connections of the daemon's pool (its lease session is one more of its own).
     pool_min: int = 1
     pool_max: int = 10
-    # Where other daemons reach this one's HTTP API (what a request for a soul it owns
-    # is told, and later forwarded to). Default: http://[http] host:port.
+    # Where other daemons reach this one's HTTP API (where a request for a soul it owns
+    # is forwarded). Default: http://[http] host:port.
     advertise: str | None = None
 
     def __post_init__(self) -> None:

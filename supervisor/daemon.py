@@ -189,11 +189,22 @@ class Daemon:
                 _log.info(
                     "store.shared", where=self._shared.where, advertised=self.settings.advertised
                 )
+                # A request for a soul another daemon owns is forwarded to it.
+                from channels.forwarding import Forwarder
+
+                forwarder = Forwarder(
+                    self.settings.http_token,
+                    self.settings.advertised,
+                    self.settings.daemon.http.request_timeout,
+                )
+                self.server.methods.forwarder = forwarder
             try:
                 await self._run_locked()
             finally:
                 if self._shared is not None:
                     with anyio.CancelScope(shield=True):
+                        if self.server.methods.forwarder is not None:
+                            await self.server.methods.forwarder.aclose()
                         await self._shared.close()
         finally:
             lock.release()

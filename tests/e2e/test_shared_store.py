@@ -1,30 +1,42 @@
 """Two real daemons on one real PostgreSQL database ([store] backend = "postgres", #21):
-each soul is served by one of them at a time. A request reaching the other is told where
-the soul is served (soul_elsewhere, naming the owner); once the owner stops, or dies by
-kill -9, the other takes the soul over on its next request, with everything the first
-acknowledged; what the other daemon may not do on this store yet says so."""
+each soul is served by one of them at a time. A request reaching the other is forwarded
+to the owner over its HTTP API and answered as if served there; once the owner gives the
+soul up, or dies by kill -9, the other takes it over on its next request, with
+everything the first acknowledged; what neither may do on this store yet says so."""
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from e2e.harness import Daemon, Home, running, wait_for
+from e2e.shared import shared_home
 
 
 def _home(root: Path, name: str, dsn: str, soul: str = "") -> Home:
-    home = Home(root / name, extra_env={"SOUPD_TEST_DSN": dsn})
-    home.write_config(
-        '[log]\nlevel = "info"\n[http]\nenabled = false\n'
-        f'[store]\nbackend = "postgres"\ndsn_env = "SOUPD_TEST_DSN"\n'
-        f'advertise = "http://{name}.example:7411"\n'
+    return shared_home(root, name, dsn, soul or "[lifecycle]\nhibernate_after = 1.0\n", ("alpha",))
+
+
+def http_call(root: Path, home: Home, method: str, params: dict[str, object]) -> httpx.Response:
+    """``method`` on the HTTP API of ``home``'s daemon, with the shared token."""
+    port = re.search(r"^port = (\d+)$", (home.config_dir / "soupd.toml").read_text(), re.M)
+    assert port is not None
+    token = (root / "http.token").read_text().strip()
+    return httpx.post(
+        f"http://127.0.0.1:{port[1]}/v1/rpc/{method}",
+        json=params,
+        headers={"authorization": f"Bearer {token}"},
+        timeout=30,
     )
-    # Both daemons configure the soul; its memory is the database's, not either's.
-    home.add_soul("alpha", soul or "[lifecycle]\nhibernate_after = 1.0\n")
-    return home
+
+
+def _events(daemon: Daemon, event: str) -> list[dict[str, object]]:
+    return [e for e in daemon.log() if e.get("event") == event]
 
 
 def _error(daemon: Daemon, method: str, params: dict[str, object]) -> dict[str, object]:
@@ -34,38 +46,35 @@ def _error(daemon: Daemon, method: str, params: dict[str, object]) -> dict[str, 
     return error
 
 
-def test_one_daemon_serves_a_soul_the_other_says_where(tmp_path: Path, pg_dsn: str) -> None:
+def test_a_request_reaching_the_other_daemon_is_served_by_the_owner(
+    tmp_path: Path, pg_dsn: str
+) -> None:
     a, b = _home(tmp_path, "a", pg_dsn), _home(tmp_path, "b", pg_dsn)
     try:
         with running(a) as first, running(b) as second:
-            assert (
-                first.push("alpha", "the deploy of monday failed on the migration")["status"]
-                == "stored"
-            )
-            # The first daemon owns alpha while it is awake: the second says where it is.
-            error = _error(second, "event.push", {"soul": "alpha", "text": "hello"})
-            assert error["code"] == "soul_elsewhere"
-            assert "http://a.example:7411" in str(error["message"])
+            pushed = first.push("alpha", "the deploy of monday failed on the migration")
+            assert pushed["status"] == "stored"
+            # The first daemon owns alpha while it is awake: the second forwards to it.
+            again = second.push("alpha", "the deploy of tuesday failed on the migration too")
+            assert (again["status"], again["event_id"]) == ("stored", 2)
+            assert len(second.recall("alpha", "deploy migration")) == 2
+            # By the second daemon's HTTP API too.
+            stats = http_call(tmp_path, b, "soul.stats", {"soul": "alpha"})
+            assert stats.status_code == 200, stats.text
+            assert stats.json()["events"] == 2
+            assert second.counts("alpha") == (2, 2)
+            assert not _events(second, "soul.lease_taken")  # served by the first only
             # Idle for hibernate_after, the first gives the soul up; the second takes
             # it on its next request and has all the first stored.
-            hits = wait_for(
-                lambda: (
-                    second.call("recall", {"soul": "alpha", "query": "deploy migration"})
-                    .get("result", {})
-                    .get("items")
-                ),
-                "the second daemon serving alpha",
-                timeout=30,
-            )
-            assert "migration" in hits[0]["text"]
-            assert second.push("alpha", "tuesday's deploy went fine")["status"] == "stored"
-            assert _error(first, "recall", {"soul": "alpha", "query": "x"})["code"] == (
-                "soul_elsewhere"
-            )
-            # Not yet on this store: said so, nothing changed.
-            unsupported = _error(second, "forget", {"soul": "alpha", "ref": "x"})
-            assert unsupported["code"] == "unsupported"
+            wait_for(lambda: _events(first, "soul.lease_given_up"), "alpha given up", 30)
             assert second.counts("alpha") == (2, 2)
+            assert _events(second, "soul.lease_taken")
+            assert second.push("alpha", "wednesday's deploy went fine")["status"] == "stored"
+            assert first.counts("alpha") == (3, 3)  # forwarded the other way now
+            # Not yet on this store: said so, nothing changed.
+            unsupported = _error(first, "forget", {"soul": "alpha", "ref": "x"})
+            assert unsupported["code"] == "unsupported"
+            assert second.counts("alpha") == (3, 3)
     finally:
         a.cleanup()
         b.cleanup()
@@ -84,7 +93,7 @@ def test_a_daemon_killed_by_sigkill_loses_its_souls_to_the_other(
             ]
             assert len(set(acked)) == 5
             with running(b) as second:
-                assert _error(second, "soul.stats", {"soul": "alpha"})["code"] == "soul_elsewhere"
+                assert second.counts("alpha") == (5, 5)  # forwarded to the owner
                 first.send_signal(signal.SIGKILL)
                 first.wait()
                 killed = time.monotonic()
