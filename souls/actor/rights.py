@@ -2,7 +2,8 @@
 
 * ``forget`` deletes events and everything derived from them — their memories (and
   index rows, Hebbian edges, sources), every summary version that cites them — in one
-  transaction, then recomputes the somatic markers from the events that remain.
+  transaction, and recomputes the somatic markers from the events that remain
+  (:mod:`souls.actor.forgetting`: through the store interface, on either backend).
 * ``export`` pages through events and derived state as JSON-ready records; an export's
   ``event`` records import back as events.
 * ``backup`` takes a consistent online copy with SQLite's backup API.
@@ -12,9 +13,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,15 +21,11 @@ import aiosqlite
 import anyio
 import msgspec
 
-from souls.actor.scrub import needles, scrub, scrub_reports
-from souls.mind.appraisal import appraise, with_person
-from souls.mind.markers import Markers
+from souls.actor.forgetting import ForgetResult, forget, markers_of
 from souls.mind.somatic import SomaticConfig
-from souls.store import logs, neighbours
 from souls.store.files import create_private
 from souls.store.reindex import index_damaged, reindex
 from souls.store.store import Store
-from souls.text.tokenize import tokens
 
 __all__ = ["EXPORT_TABLES", "DataRights", "ForgetResult", "RebuildResult"]
 
@@ -79,24 +73,6 @@ EXPORT_TABLES: tuple[tuple[str, str, str, str], ...] = (
     ),
 )
 _PAGE = 1000
-
-
-class ForgetResult(msgspec.Struct, frozen=True):
-    events: int
-    memories: int
-    edges: int
-    summaries: int
-    markers: int  # markers after recomputing them from the remaining events
-    card_lines: int = 0  # card lines redacted (cards keep their numbers)
-    claims: int = 0  # claims extracted from the events
-    questions: int = 0  # questions asked in them (settled ones reopen if it was the answer)
-    scrubbed: int = 0  # log rows that quoted them, rewritten (ledger, assemblies, gaps)
-    goals: int = 0  # goals said in them (deleted) or whose notes quoted them (cut)
-    dry_run: bool = False  # only counted: nothing was deleted
-
-
-class _RolledBack(Exception):
-    """Raised inside a dry run's transaction to roll it back."""
 
 
 class RebuildResult(msgspec.Struct, frozen=True):
@@ -150,93 +126,17 @@ class DataRights:
         match: str | None = None,
         dry_run: bool = False,
     ) -> tuple[ForgetResult, list[int]]:
-        """Forget the events; also returns the numbers of the cards that were redacted
-        (their Markdown files need rewriting). Leaves no byte of them in the database
-        file or its WAL: logs that quote them (or ``match``) are rewritten
-        (:mod:`souls.actor.scrub`), freed pages zeroed, the index's segments merged, the
-        WAL truncated.
+        """Forget the events (:func:`souls.actor.forgetting.forget`); also returns the
+        numbers of the cards that were redacted (their Markdown files need rewriting).
+        Leaves no byte of them in the database file or its WAL: logs that quote them
+        (or ``match``) are rewritten (:mod:`souls.actor.scrub`), freed pages zeroed, the
+        index's segments merged, the WAL truncated.
 
         A ``dry_run`` does all of it in a transaction it rolls back, so its counts are
         the real forget's, and removes no file: nothing changes (no card to rewrite)."""
-        events = [(i,) for i in event_ids]
-        # Zero the pages this frees (SQLite's default keeps their bytes until reused).
-        await self._store.db.execute("PRAGMA secure_delete = ON")
-        with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
-            async with self._store.transaction() as db:
-                texts = [
-                    text
-                    for chunk in _chunks(event_ids)
-                    for (text,) in await db.execute_fetchall(
-                        f"SELECT text FROM events WHERE id IN ({_marks(chunk)})", chunk
-                    )
-                ]
-                redacted, cards = await _redact_cards(db, event_ids, now)
-                memories = [
-                    (m,)
-                    for chunk in _chunks(event_ids)
-                    for (m,) in await db.execute_fetchall(
-                        f"SELECT id FROM memories WHERE event_id IN ({_marks(chunk)})", chunk
-                    )
-                ]
-                memory_ids = {m for (m,) in memories}
-                # Where they sat: the rows around them carry their words as context.
-                places = await neighbours.places(db, sorted(memory_ids))
-                edges = 0
-                for (memory_id,) in memories:
-                    cursor = await db.execute(
-                        "DELETE FROM edges WHERE a = ? OR b = ?", (memory_id, memory_id)
-                    )
-                    edges += cursor.rowcount
-                await db.executemany("DELETE FROM memory_fts WHERE rowid = ?", memories)
-                await db.executemany("DELETE FROM memory_sources WHERE memory_id = ?", memories)
-                await db.executemany("DELETE FROM memory_sources WHERE event_id = ?", events)
-                # Its embedding goes with it (the foreign key cascades too).
-                await db.executemany("DELETE FROM memory_vectors WHERE memory_id = ?", memories)
-                await db.executemany("DELETE FROM memories WHERE id = ?", memories)
-                await db.executemany("DELETE FROM events WHERE id = ?", events)
-                await neighbours.refresh(db, places, self._store.context_turns)
-                claims = await _delete(db, "DELETE FROM claims WHERE event_id IN", event_ids)
-                questions = await _delete(db, "DELETE FROM questions WHERE event_id IN", event_ids)
-                await _delete(
-                    db,
-                    "UPDATE questions SET state = 'pending', resolved = NULL, answer = NULL"
-                    " WHERE answer IN",
-                    event_ids,
-                )
-                summaries = await _drop_citing(db, memory_ids)
-                markers = await self._recompute_markers(db, now)
-                found = needles(texts, match)
-                cut = scrub(await logs.read(db), found, cards)
-                await logs.write(db, cut)
-                scrubbed, goals = cut.logs, cut.goals
-                if dry_run:
-                    raise _RolledBack
-        with anyio.CancelScope(shield=True):
-            if events and not dry_run:
-                # The index's old segments still hold the forgotten terms: merge them into
-                # new ones (the old pages are freed, hence zeroed), then fold the WAL,
-                # which holds old page images, into the database and truncate it.
-                async with self._store.transaction() as db:
-                    await db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
-                await self._store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            if events and self._folder is not None:
-                scrubbed += await anyio.to_thread.run_sync(
-                    functools.partial(scrub_reports, remove=not dry_run), self._folder, found
-                )
-        result = ForgetResult(
-            len(events),
-            len(memories),
-            edges,
-            summaries,
-            len(markers),
-            redacted,
-            claims,
-            questions,
-            scrubbed,
-            goals,
-            dry_run,
+        return await forget(
+            self._store, self._somatic, self._folder, event_ids, now, match=match, dry_run=dry_run
         )
-        return result, [] if dry_run else cards
 
     async def export_page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
         """Up to a page of records from ``cursor`` on, and the cursor of the next page
@@ -307,13 +207,8 @@ class DataRights:
         """Markers are the appraisals of the stored events, added up (decay aside), as
         the mind perceives them (the person's too); labels come from the events in the
         order they were stored, as they did live. Returns (weight, label) by key."""
-        markers = Markers()
         events = await db.execute_fetchall("SELECT text, salience, person FROM events ORDER BY id")
-        for text, salience, person in events:
-            appraisal = appraise(text, salience, self._somatic, tokens(text))
-            if appraisal is not None:
-                markers.add(with_person(appraisal, person))
-        rows = [(t, v, w, markers.label(t)) for t, v, w in markers.rows()]
+        rows = markers_of([(t, s, p) for t, s, p in events], self._somatic)
         await db.execute("DELETE FROM markers")
         await db.executemany(
             "INSERT INTO markers (topic, valence, weight, label, updated) VALUES (?, ?, ?, ?, ?)",
@@ -333,79 +228,6 @@ async def _index_drift(db: aiosqlite.Connection) -> tuple[int, int]:
     return int(missing), int(extra)
 
 
-_REDACTED = "[redacted: forgotten at the user's request]"
-
-
-async def _redact_cards(
-    db: aiosqlite.Connection, event_ids: Sequence[int], now: float
-) -> tuple[int, list[int]]:
-    """Redact the card lines that repeat a forgotten event, note it on the card, and
-    drop the cards' links to those events. Cards keep their numbers (never reused)."""
-    texts: list[str] = []
-    cards: set[int] = set()
-    for chunk in _chunks(event_ids):
-        marks = _marks(chunk)
-        texts += [
-            t.casefold()
-            for (t,) in await db.execute_fetchall(
-                f"SELECT text FROM events WHERE id IN ({marks})", chunk
-            )
-        ]
-        cards |= {
-            c
-            for (c,) in await db.execute_fetchall(
-                f"SELECT card FROM card_sources WHERE event_id IN ({marks})", chunk
-            )
-        }
-        await db.execute(f"DELETE FROM card_sources WHERE event_id IN ({marks})", chunk)
-    redacted = 0
-    for card in sorted(cards):
-        lines = await db.execute_fetchall(
-            "SELECT position, text FROM card_lines WHERE card = ? AND kind != 'note'", (card,)
-        )
-        doomed = [
-            (position,)
-            for position, text in lines
-            if any(
-                text.casefold() in forgotten or forgotten in text.casefold() for forgotten in texts
-            )
-        ]
-        await db.executemany(
-            "UPDATE card_lines SET text = ? WHERE card = ? AND position = ?",
-            [(_REDACTED, card, position) for (position,) in doomed],
-        )
-        (title,) = await db.execute_fetchall("SELECT title FROM cards WHERE number = ?", (card,))
-        if any(title[0].casefold() in f or f in title[0].casefold() for f in texts):
-            await db.execute("UPDATE cards SET title = ? WHERE number = ?", (_REDACTED, card))
-        if doomed:
-            redacted += len(doomed)
-            (last,) = await db.execute_fetchall(
-                "SELECT max(position) FROM card_lines WHERE card = ?", (card,)
-            )
-            await db.execute(
-                "INSERT INTO card_lines (card, position, kind, text, created)"
-                " VALUES (?, ?, 'note', ?, ?)",
-                (card, last[0] + 1, f"{len(doomed)} line(s) redacted after forget", now),
-            )
-    return redacted, sorted(cards)
-
-
-async def _drop_citing(db: aiosqlite.Connection, memory_ids: set[int]) -> int:
-    """Delete every summary version that cites a forgotten memory."""
-    if not memory_ids:
-        return 0
-    doomed = [
-        (summary_id,)
-        for summary_id, text in await db.execute_fetchall("SELECT id, text FROM summaries")
-        if memory_ids & {int(n) for n in _CITED.findall(text)}
-    ]
-    await db.executemany("DELETE FROM summaries WHERE id = ?", doomed)
-    return len(doomed)
-
-
-_CITED = re.compile(r"\bm(\d+)\b")
-
-
 def _parse_cursor(cursor: str | None) -> tuple[int, int]:
     if not cursor:
         return 0, 0
@@ -413,20 +235,3 @@ def _parse_cursor(cursor: str | None) -> tuple[int, int]:
     if not (kind.isdigit() and after.isdigit()):
         raise ValueError(f"cursor {cursor!r} is not one this daemon handed out")
     return int(kind), int(after)
-
-
-async def _delete(db: aiosqlite.Connection, statement: str, ids: Sequence[int]) -> int:
-    """Run ``statement`` (ending in ``IN``) over ``ids`` in chunks; rows it touched."""
-    touched = 0
-    for chunk in _chunks(ids):
-        cursor = await db.execute(f"{statement} ({_marks(chunk)})", chunk)
-        touched += cursor.rowcount
-    return touched
-
-
-def _chunks(ids: Sequence[int]) -> list[list[int]]:
-    return [list(ids[i : i + 500]) for i in range(0, len(ids), 500)]
-
-
-def _marks(chunk: Sequence[int]) -> str:
-    return ",".join("?" * len(chunk))

@@ -51,8 +51,19 @@ unspoken items are read back by ``KnowledgeRows.unspoken``.
 The logs a forget scrubs (the ledger's draws, assemblies' queries, gaps, ``soul_state``
 values, goals: souls/actor/scrub.py decides what quotes a forgotten text) are read by
 ``SoulStore.logs`` and rewritten by ``SoulStore.scrub`` (:mod:`souls.store.logs`,
-:mod:`souls.store.postgres.logs`, tests/souls/store/test_log_rows.py); rights.py's forget
-writes the same :class:`~souls.store.logs.Scrub` inside its SQLite transaction.
+:mod:`souls.store.postgres.logs`, tests/souls/store/test_log_rows.py).
+The user's full forget (souls/actor/forgetting.py, which rights.py's forget calls)
+decides in Python from what ``SoulStore.forgetting`` reads (the events' texts and
+memories, the cards citing them, every summary version, the events that remain) and
+the logs: the card lines redacted, the summary versions that cite a forgotten memory,
+the markers recomputed, the logs' scrub (a :class:`~souls.store.forgetting.ForgetPlan`);
+``SoulStore.forget_all`` applies it with the events' deletion in one transaction (what
+derives from them by event id: memories and their index rows, edges, vectors, card
+sources, claims, questions, unspoken items, goals' event ids; rolled back for a dry
+run), and ``SoulStore.compact`` then clears what SQLite keeps of deleted rows
+(``secure_delete``, set by ``forget_all``, FTS5 ``optimize``, WAL checkpoint; nothing on
+PostgreSQL) (:mod:`souls.store.forgetting`, :mod:`souls.store.postgres.forgetting`,
+tests/souls/actor/test_forgetting.py).
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``StoreCounts``, ``Successor``,
@@ -60,16 +71,18 @@ The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Observation``, ``MindCounts``; :mod:`souls.store.pages`' ``StoredEvent``;
 :mod:`souls.store.knowledge`'s ``Question``, ``LoggedAssembly``, ``UnspokenRow``;
 :mod:`souls.store.changes`' ``NewClaim``, ``GoalRow``; :mod:`souls.store.logs`' ``Logs``,
-``Scrub``; :class:`~souls.store.scope.Scope`)
+``Scrub``; :mod:`souls.store.forgetting`'s ``Forgetting``, ``ForgetPlan``,
+``Forgotten``; :class:`~souls.store.scope.Scope`)
 are shared, defined beside the SQLite store.
 
 What is NOT behind the interface yet — the remaining work of #21's first point. SQL
 that reaches the SQLite connection directly (``store.db``, or the connection of
 ``store.transaction()``), outside souls/store/:
 
-* souls/actor/rights.py — forget (the full one: cards, claims, questions, summaries,
-  markers and log scrubbing besides :meth:`SoulStore.forget`'s part, ``PRAGMA
-  secure_delete``, FTS5 ``optimize``, WAL checkpoint), export, backup, rebuild.
+* souls/actor/rights.py — the event ids a forget request names (``matching_events``:
+  by ref, pattern, date, all), export, backup, rebuild (the markers it recomputes
+  and the FTS5 index it rebuilds). The soul actor answers all four ``unsupported`` on
+  PostgreSQL, forget included, though the forget itself runs there.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
   gaps, summaries, ``fired``, assemblies, surfaced, claims, questions, goals... in
@@ -83,10 +96,11 @@ that reaches the SQLite connection directly (``store.db``, or the connection of
   matrix as on SQLite: the pgvector extension is not used yet. The ``memory_sources``
   of derived memories, which decay's purge and forget delete on SQLite, have no
   PostgreSQL side (PostgreSQL holds observations only).
-* On PostgreSQL, forget leaves the claims and questions of the events it deletes, as
-  :meth:`SoulStore.forget` does on SQLite (the full forget of rights.py deletes them
-  there; none yet on PostgreSQL); a goal read from such an event loses its event id
-  on both (a foreign key on each).
+* :meth:`SoulStore.forget`, the store's part of a forget alone, leaves the claims and
+  questions of the events it deletes on both backends (``forget_all`` deletes them);
+  a goal read from such an event loses its event id on both (a foreign key on each).
+  On PostgreSQL a deleted row's bytes stay in its dead tuple and the server's WAL
+  until autovacuum reclaims the page (``compact`` forces nothing there).
 * Not in the interface: ``Store.transaction()``, ``Store.commit()`` and ``Store.db``,
   the SQLite connection the callers above write through.
 """
@@ -101,6 +115,7 @@ from souls.store.bm25 import TermStats
 from souls.store.cards import DrawRow, NewCard
 from souls.store.changes import Changes, ClaimClosing, GoalRow, NewClaim
 from souls.store.fading import Fading
+from souls.store.forgetting import ForgetPlan, Forgetting, Forgotten
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.knowledge import LoggedAssembly, Question, Table, UnspokenRow
 from souls.store.logs import Logs, Scrub
@@ -515,6 +530,26 @@ class SoulStore(Protocol):
     async def forget(self, event_ids: Sequence[int]) -> int:
         """Delete the events, their memories and index rows, rewriting their
         neighbours' context; how many events went."""
+        ...
+
+    # A full forget (souls.store.forgetting; souls/actor/forgetting.py decides).
+
+    async def forgetting(self, event_ids: Sequence[int]) -> Forgetting:
+        """What a full forget of ``event_ids`` reads before it decides: their texts and
+        memories, the cards citing them, every summary version, every other event."""
+        ...
+
+    async def forget_all(self, plan: ForgetPlan, *, dry_run: bool = False) -> Forgotten:
+        """Delete ``plan``'s events and, by event id, what derives from them (memories,
+        index rows, edges, vectors, card sources, claims, questions, unspoken items;
+        the questions they settled reopen), and apply its decisions (card lines
+        redacted, summary versions deleted, the markers replaced, the logs scrubbed),
+        in one shielded transaction, rolled back when ``dry_run``; what went."""
+        ...
+
+    async def compact(self) -> None:
+        """Leave no byte of what was deleted where the backend keeps it (SQLite: the
+        index's old segments merged, the WAL truncated; PostgreSQL: nothing)."""
         ...
 
     async def search(

@@ -31,17 +31,18 @@ import anyio
 import msgspec
 
 from souls.results import DecayResult, DueTask, MemoryItem
-from souls.store import due, embeddings, inner, logs, pages, persons
+from souls.store import due, embeddings, forgetting, inner, logs, pages, persons
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.cards import CardRows
 from souls.store.changes import Changes, write_changes
 from souls.store.fading import Fading, fade
+from souls.store.forgetting import ForgetPlan, Forgetting, Forgotten
 from souls.store.hiding import hide
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.knowledge import KnowledgeRows
 from souls.store.logs import Logs, Scrub
-from souls.store.neighbours import Row, lay_out, tails
+from souls.store.neighbours import Row, lay_out, places, refresh, tails
 from souls.store.pages import StoredEvent
 from souls.store.schema import MIGRATIONS
 from souls.store.scope import Scope
@@ -804,36 +805,77 @@ class Store:
         and edges), rewriting the context of the rows around them
         (:func:`souls.store.neighbours.refresh`), in one shielded transaction; how many
         events went. The store's part of a forget only: the full one
-        (:meth:`souls.actor.rights.DataRights.forget`) also goes through the claims,
-        cards, summaries and logs that quote them, and scrubs the file."""
-        # Here rather than at the top: the import block is another change's hunk.
-        from souls.store.neighbours import places, refresh
-
+        (:meth:`forget_all`) also goes through the claims, cards, summaries and logs
+        that quote them."""
         ids = sorted(set(event_ids))
         if not ids:
             return 0
-        events = [(i,) for i in ids]
         with anyio.CancelScope(shield=True):
             async with self.transaction() as db:
-                memories: list[tuple[int]] = []
-                for start in range(0, len(ids), 500):
-                    chunk = ids[start : start + 500]
-                    marks = ",".join("?" * len(chunk))
-                    sql = f"SELECT id FROM memories WHERE event_id IN ({marks})"
-                    memories += [(m,) for (m,) in await db.execute_fetchall(sql, chunk)]
-                where = await places(db, sorted(m for (m,) in memories))
-                await db.executemany("DELETE FROM edges WHERE a = ?1 OR b = ?1", memories)
-                await db.executemany("DELETE FROM memory_fts WHERE rowid = ?", memories)
-                await db.executemany("DELETE FROM memory_sources WHERE memory_id = ?", memories)
-                await db.executemany("DELETE FROM memory_sources WHERE event_id = ?", events)
-                await db.executemany("DELETE FROM memory_vectors WHERE memory_id = ?", memories)
-                await db.executemany("DELETE FROM memories WHERE id = ?", memories)
-                gone = db.total_changes
-                await db.executemany("DELETE FROM events WHERE id = ?", events)
-                gone = db.total_changes - gone
-                await refresh(db, where, self.context_turns)
+                forgotten = await self._forget(db, ids)
         self.drop_caches()
-        return gone
+        return forgotten.events
+
+    # -- a full forget (souls.store.forgetting; souls/actor/forgetting.py) --
+
+    async def forgetting(self, event_ids: Sequence[int]) -> Forgetting:
+        """What a full forget of ``event_ids`` reads before it decides."""
+        return await forgetting.read(self._db, event_ids)
+
+    async def forget_all(self, plan: ForgetPlan, *, dry_run: bool = False) -> Forgotten:
+        """Forget ``plan``'s events and everything derived from them, as it says, in one
+        shielded transaction (rolled back when ``dry_run``); what went. Freed pages
+        are zeroed from here on (``secure_delete``); :meth:`compact` then clears the
+        index's old segments and the WAL."""
+        ids = sorted(set(plan.events))
+        # Zero the pages this frees (SQLite's default keeps their bytes until reused).
+        await self._db.execute("PRAGMA secure_delete = ON")
+        with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
+            async with self.transaction() as db:
+                forgotten = await self._forget(db, ids)
+                claims, questions = await forgetting.apply(db, plan)
+                forgotten = msgspec.structs.replace(forgotten, claims=claims, questions=questions)
+                if dry_run:
+                    raise _RolledBack
+        if not dry_run:
+            self.drop_caches()
+        return forgotten
+
+    async def compact(self) -> None:
+        """Leave no byte of what was deleted in the file or its WAL: the full-text
+        index's old segments merged into new ones (their pages freed, hence zeroed under
+        ``secure_delete``), then the WAL, which holds old page images, folded into the
+        database and truncated."""
+        with anyio.CancelScope(shield=True):
+            async with self.transaction() as db:
+                await db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+            await self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    async def _forget(self, db: aiosqlite.Connection, ids: Sequence[int]) -> Forgotten:
+        """Delete the events ``ids`` (sorted, once each) and their memories, rewriting
+        their neighbours' context, in the caller's transaction; what went (no claims
+        nor questions: counted 0)."""
+        events = [(i,) for i in ids]
+        memories: list[tuple[int]] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT id FROM memories WHERE event_id IN ({marks})"
+            memories += [(m,) for (m,) in await db.execute_fetchall(sql, chunk)]
+        where = await places(db, sorted(m for (m,) in memories))
+        edges = await db.executemany("DELETE FROM edges WHERE a = ?1 OR b = ?1", memories)
+        edges_gone = max(edges.rowcount, 0)
+        await db.executemany("DELETE FROM memory_fts WHERE rowid = ?", memories)
+        await db.executemany("DELETE FROM memory_sources WHERE memory_id = ?", memories)
+        await db.executemany("DELETE FROM memory_sources WHERE event_id = ?", events)
+        # Its embedding goes with it (the foreign key cascades too).
+        await db.executemany("DELETE FROM memory_vectors WHERE memory_id = ?", memories)
+        await db.executemany("DELETE FROM memories WHERE id = ?", memories)
+        gone = db.total_changes
+        await db.executemany("DELETE FROM events WHERE id = ?", events)
+        gone = db.total_changes - gone
+        await refresh(db, where, self.context_turns)
+        return Forgotten(gone, len(memories), edges_gone, 0, 0)
 
 
 class _RolledBack(Exception):

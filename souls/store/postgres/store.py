@@ -930,9 +930,7 @@ class PgStore:
             if session is None:
                 continue
             for before in (True, False):
-                for memory_id, _ in await self._side(
-                    db, session, event_id, before, MAX_TURNS
-                ):
+                for memory_id, _ in await self._side(db, session, event_id, before, MAX_TURNS):
                     around.setdefault(memory_id, (session, event_id))
         rewritten: list[tuple[Row, Row]] = []
         for memory_id in sorted(around):
