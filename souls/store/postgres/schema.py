@@ -513,6 +513,24 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             REFERENCES events (soul, id) ON DELETE SET NULL (event_id);
         """,
     ),
+    (
+        "0013_event_epoch",
+        """
+        -- The lease epoch each event was written under: the soul's epoch when the row goes
+        -- in, which the write's own fence holds FOR SHARE (souls/store/postgres/lease.py),
+        -- so it is the writer's. In a soul's id order epochs never go back: the record
+        -- that no two daemons wrote the soul at once (tests/e2e/test_failover.py).
+        ALTER TABLE events ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
+        CREATE FUNCTION events_epoch() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.epoch := (SELECT epoch FROM souls WHERE id = NEW.soul);
+            RETURN NEW;
+        END
+        $$;
+        CREATE TRIGGER events_epoch BEFORE INSERT ON events
+            FOR EACH ROW EXECUTE FUNCTION events_epoch();
+        """,
+    ),
 )
 
 
