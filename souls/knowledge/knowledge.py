@@ -25,6 +25,7 @@ its cost hardly grows with the number of entries.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -162,9 +163,8 @@ class Plan:
     settled: list[tuple[int, str, int]] = field(default_factory=list)  # id, state, offset
     goals: list[GoalChange] = field(default_factory=list)  # from what people said
     # Whether the entries in force were fresh when the plan was made (None: not made
-    # by Knowledge.perceive), and the claims as written (None: not stored yet).
+    # by Knowledge.perceive).
     fresh: bool | None = None
-    written: list[Claim] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.claims or self.updates or self.questions or self.settled or self.goals)
@@ -172,29 +172,32 @@ class Plan:
     def joined(self, changes: Changes | None = None) -> Changes:
         """``changes`` (if any) with the plan's rows added, for the append that stores
         the plan's events: each row's event is named by its offset among them (``-1 -
-        offset``) until the append hands out the ids. A new Changes: ``changes`` is left
-        as it was, should the append fail."""
+        offset``) until the append hands out the ids. A new Changes holding a copy of
+        each of ``changes``' containers (their items, frozen, are shared): neither is
+        changed through the other, so ``changes`` is as it was should the append fail."""
         base = changes if changes is not None else Changes()
-        return dataclasses.replace(
-            base,
-            claims=[*base.claims, *self._claims(lambda offset: -1 - offset)],
-            closings=base.closings
-            + [ClaimClosing(u.id, u.state, u.valid_to, u.recorded_to) for u in self.updates],
-            questions=base.questions
-            + [
-                NewQuestion(q.id, -1 - offset, q.asker, q.session, q.text, asked)
-                for offset, q, asked in self.questions
-            ],
-            settlements=base.settlements
-            + [Settlement(qid, state, -1 - offset) for qid, state, offset in self.settled],
-            goals=base.goals + [_goal_row(change.goal) for change in self.goals],
+        joined = Changes(
+            **{f.name: copy.copy(getattr(base, f.name)) for f in dataclasses.fields(base)}
         )
+        joined.claims += self._claims(lambda offset: -1 - offset)
+        joined.closings += [
+            ClaimClosing(u.id, u.state, u.valid_to, u.recorded_to) for u in self.updates
+        ]
+        joined.questions += [
+            NewQuestion(q.id, -1 - offset, q.asker, q.session, q.text, asked)
+            for offset, q, asked in self.questions
+        ]
+        joined.settlements += [
+            Settlement(qid, state, -1 - offset) for qid, state, offset in self.settled
+        ]
+        joined.goals += [_goal_row(change.goal) for change in self.goals]
+        return joined
 
-    def stored(self, event_ids: Sequence[int]) -> None:
-        """The append stored the plan with its events, ``event_ids`` (in order): the
-        claims as written, the goals with their source events."""
-        self.written = self._claims(event_ids.__getitem__)
+    def stored(self, event_ids: Sequence[int]) -> list[Claim]:
+        """The append stored the plan with its events, ``event_ids`` (in order): its
+        goals take their source events; the claims as written."""
         self.goals = [_sourced(change, event_ids) for change in self.goals]
+        return self._claims(event_ids.__getitem__)
 
     def _claims(self, event_of: Callable[[int], int]) -> list[Claim]:
         """The plan's new claims, the event at offset ``i`` named ``event_of(i)``."""
@@ -320,14 +323,10 @@ class Knowledge:
     def committed(self, plan: Plan, event_ids: Sequence[int]) -> None:
         """``plan`` was stored with its events, ``event_ids`` (what the append returned):
         bring the in-memory view up to date."""
-        plan.stored(event_ids)
+        written = plan.stored(event_ids)
         if plan.fresh is not None:
-            written = plan.written is not None
-            self.entries.view.apply(
-                plan.written or [], plan.updates if written else [], fresh=plan.fresh
-            )
-        if plan.written is not None:
-            self.goals.update((change.goal.id, change.goal) for change in plan.goals)
+            self.entries.view.apply(written, plan.updates, fresh=plan.fresh)
+        self.goals.update((change.goal.id, change.goal) for change in plan.goals)
         if plan.questions:
             self._next_question = max(q.id for _, q, _ in plan.questions) + 1
         settled = {qid for qid, _, _ in plan.settled}

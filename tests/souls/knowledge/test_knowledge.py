@@ -4,7 +4,10 @@ settled by the next assistant reply, and the view survives a reload."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import sqlite3
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,7 +16,18 @@ import msgspec
 import pytest
 
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
-from souls.knowledge.knowledge import Knowledge, KnowledgeConfig
+from souls.knowledge.knowledge import Knowledge, KnowledgeConfig, Plan
+from souls.knowledge.questions import PendingQuestion
+from souls.store.changes import (
+    AssemblyRow,
+    Changes,
+    ClaimClosing,
+    GoalRow,
+    NewClaim,
+    NewQuestion,
+    Settlement,
+    SummaryVersion,
+)
 from souls.store.store import NewEvent, Store
 from souls.text.tokenize import fts_document
 
@@ -125,3 +139,40 @@ async def test_claims_roll_back_with_their_events(tmp_path: Path) -> None:
         await ingest(store, knowledge, [event("My name is Ann.")])
         assert knowledge.entries.view.fresh
         assert list(knowledge.entries.view.claims.values()) == await knowledge.entries.claims()
+
+
+def test_joined_changes_nothing_of_the_turns_changes() -> None:
+    """The plan's rows are added to copies: neither the join nor what is done to the
+    joined Changes after it reaches the turn's own."""
+    turn = Changes(
+        counters=Counter({"dropped.attention": 1}), edges=Counter({(1, 2): 0.5}),
+        recalled={3}, penalties={3: 0.1}, markers={("cat", "positive"): 0.4},
+        marker_labels={"cat": "Cat"}, gaps=[("cats", "which cat?")],
+        summaries=[SummaryVersion("consolidated", "# so far", 3, "llm", "manual")],
+        state={"mood": "calm"}, fired={"t1": NOW},
+        assemblies=[AssemblyRow("ab", "s1", "cat?", "retrieval", 9, 3, False, "[]", "[]")],
+        surfaced={"m1": NOW},
+        claims=[NewClaim(
+            7, "fact", "ann", None, "likes tea", "", None, "user", "high", "active", NOW,
+            None, NOW, None, None, None,
+        )],
+        closings=[ClaimClosing(6, "superseded", NOW, NOW)],
+        questions=[NewQuestion(4, 2, "ann", "s1", "who?", NOW)],
+        settlements=[Settlement(3, "answered", 2)],
+        goals=[GoalRow(1, "ann", "swim", "health", 3, "[]", "active", "[]", NOW, NOW, None)],
+    )  # fmt: skip
+    kept = copy.deepcopy(turn)
+    assert all(getattr(kept, f.name) for f in dataclasses.fields(kept))  # every field
+    plan = Plan(
+        questions=[(1, PendingQuestion(5, "ann", "s1", "why?"), NOW)], settled=[(4, "answered", 0)]
+    )
+    joined = plan.joined(turn)
+    assert turn == kept
+    assert joined == dataclasses.replace(
+        kept,
+        questions=[*kept.questions, NewQuestion(5, -2, "ann", "s1", "why?", NOW)],
+        settlements=[*kept.settlements, Settlement(4, "answered", -1)],
+    )
+    for f in dataclasses.fields(joined):
+        getattr(joined, f.name).clear()
+    assert turn == kept

@@ -3,11 +3,18 @@ file, a real PostgreSQL server), through the store interface alone: what ingest 
 from events (claims, questions, goals) written with them and read back by a soul
 opened again; questions settled by a reply; goals updated and merged after a person
 link; stated entries, corrections and the fidelity they lower; the memory map and its
-drill-down; a logged assembly and a session's spend."""
+drill-down; a logged assembly and a session's spend; a batch whose append fails, and
+its retry."""
 
 from __future__ import annotations
 
+import copy
+import sqlite3
+from collections import Counter
 from collections.abc import Awaitable, Callable
+
+import asyncpg
+import pytest
 
 from souls.intake.hygiene_gate import HygieneConfig, HygieneGate
 from souls.knowledge.knowledge import Knowledge, KnowledgeConfig
@@ -25,10 +32,15 @@ Opener = Callable[[], Awaitable[SoulStore]]
 
 
 def event(
-    text: str, *, sender: str | None = "ann", kind: str = "message", ts: float = NOW
+    text: str,
+    *,
+    sender: str | None = "ann",
+    kind: str = "message",
+    ts: float = NOW,
+    ref: str | None = None,
 ) -> NewEvent:
     return NewEvent(
-        None, kind, "web", sender, None, False, "s1", ts, NOW, 0.5, text, fts_document(text)
+        ref, kind, "web", sender, None, False, "s1", ts, NOW, 0.5, text, fts_document(text)
     )
 
 
@@ -78,6 +90,57 @@ async def test_what_ingest_reads_is_written_with_the_events(
     (pending,) = reloaded.pending
     assert pending.id == 2
     assert (await reloaded.entries.questions(ids=[2]))[0].event_id == more[0]
+
+
+async def test_a_failed_append_leaves_nothing_and_the_retry_takes_the_same_ids(
+    store: SoulStore, opener: Opener
+) -> None:
+    """A batch whose append fails (a taken ref) stores none of its question, goal and
+    claim, leaves the pending questions and goals in memory and the turn's own Changes
+    as they were; the batch again, without the clash, takes the same ids."""
+    knowledge = await knowing(store)
+    await ingest(store, knowledge, [event("lunch was fine", ref="taken")])
+    said = [
+        event("who owns the backups?", kind="dm"),
+        event("My goal this year is to run a half marathon"),
+        event("My cat is Tuanzi."),
+    ]
+    turn = Changes(counters=Counter({"dropped.attention": 1}), state={"mood": "calm"})
+    kept = copy.deepcopy(turn)
+    plan = await knowledge.perceive([*said, event("lunch again", ref="taken")])
+    assert (len(plan.questions), len(plan.goals)) == (1, 1)
+    assert plan.claims
+    # The ids the failed plan handed out, each with its event's offset.
+    planned = sorted((c.row.id, c.offset) for c in plan.claims)
+    with pytest.raises((sqlite3.IntegrityError, asyncpg.UniqueViolationError)):
+        await store.append([*said, event("lunch again", ref="taken")], plan.joined(turn), NOW)
+    assert turn == kept
+    for reader in (store, await opener()):
+        rows = reader.knowledge
+        assert await rows.questions(ids=[1]) == []
+        assert await rows.pending(10) == []
+        assert await rows.goals() == []
+        assert await rows.claims(every=True) == []
+        assert (await reader.soul_state()).get("mood") is None
+    assert (knowledge.pending, knowledge.goals, knowledge._next_question) == ([], {}, 1)
+
+    plan = await knowledge.perceive(said)
+    ids = await store.append(said, plan.joined(turn), NOW)
+    knowledge.committed(plan, ids)
+    assert turn == kept
+    assert knowledge._next_question == 2
+    reloaded = await knowing(await opener())
+    for held in (knowledge, reloaded):
+        (asked,) = held.pending
+        assert asked.id == 1
+        assert (await held.entries.questions(ids=[1]))[0].event_id == ids[0]
+        (goal,) = held.goals.values()
+        assert (goal.id, goal.event_id) == (1, ids[1])
+        claims = await held.entries.claims(every=True)
+        assert [(c.id, c.event_id) for c in claims] == [(i, ids[at]) for i, at in planned]
+        assert planned[0][0] == 1
+        assert ("pet_name", "Tuanzi", ids[2]) in [(c.slot, c.value, c.event_id) for c in claims]
+    assert (await store.soul_state())["mood"] == "calm"
 
 
 async def test_goals_updated_and_merged_after_a_link(store: SoulStore, opener: Opener) -> None:
