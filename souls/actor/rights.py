@@ -5,7 +5,8 @@
   transaction, and recomputes the somatic markers from the events that remain
   (:mod:`souls.actor.forgetting`: through the store interface, on either backend).
 * ``export`` pages through events and derived state as JSON-ready records; an export's
-  ``event`` records import back as events.
+  ``event`` records import back as events (:mod:`souls.actor.exporting`: through the
+  store interface, on either backend).
 * ``backup`` takes a consistent online copy with SQLite's backup API.
 * ``rebuild`` recomputes the markers (weights and labels) from the events and the
   full-text index from the memories, and reports what differed.
@@ -21,58 +22,15 @@ import aiosqlite
 import anyio
 import msgspec
 
+from souls.actor.exporting import export_page
 from souls.actor.forgetting import ForgetResult, forget, markers_of
 from souls.mind.somatic import SomaticConfig
+from souls.store.export import EXPORT_TABLES
 from souls.store.files import create_private
 from souls.store.reindex import index_damaged, reindex
 from souls.store.store import Store
 
 __all__ = ["EXPORT_TABLES", "DataRights", "ForgetResult", "RebuildResult"]
-
-# (record type, table, columns, order) in export order; pages follow the primary key.
-EXPORT_TABLES: tuple[tuple[str, str, str, str], ...] = (
-    (
-        "event",
-        "events",
-        "id, ref, kind, channel, sender, grp, mentioned, session, ts, recorded, salience, text,"
-        " person",
-        "id",
-    ),
-    (
-        "memory",
-        "memories",
-        "id, kind, event_id, text, salience, created, last_recalled, recalls, hidden_at, surprise",
-        "id",
-    ),
-    ("edge", "edges", "a, b, weight, updated", "a, b"),
-    ("surfaced", "surfaced", "item, at", "item"),
-    ("marker", "markers", "topic, valence, weight, label, updated", "topic, valence"),
-    ("gap", "gaps", "id, topic, detail, created", "id"),
-    ("summary", "summaries", "id, layer, text, created, observations, reflector, reason", "id"),
-    ("task", "due", "key, due, text, line, fired_at", "key"),
-    (
-        "claim",
-        "claims",
-        "id, type, subject, slot, value, quote, event_id, source, confidence, state,"
-        " valid_from, valid_to, recorded_from, recorded_to, due, replaces",
-        "id",
-    ),
-    (
-        "question",
-        "questions",
-        "id, event_id, asker, session, text, asked, state, resolved, answer",
-        "id",
-    ),
-    ("person", "persons", "id, name, created", "id"),
-    ("identity", "identities", "channel, external, person, created", "channel, external"),
-    (
-        "goal",
-        "goals",
-        "id, speaker, statement, domain, priority, triggers, state, progress, created, updated",
-        "id",
-    ),
-)
-_PAGE = 1000
 
 
 class RebuildResult(msgspec.Struct, frozen=True):
@@ -140,33 +98,8 @@ class DataRights:
 
     async def export_page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
         """Up to a page of records from ``cursor`` on, and the cursor of the next page
-        (None after the last). The cursor is ``<table index>:<rows of it done>``."""
-        kind_index, done = _parse_cursor(cursor)
-        records: list[dict[str, Any]] = []
-        while kind_index < len(EXPORT_TABLES) and len(records) < _PAGE:
-            kind, table, columns, order = EXPORT_TABLES[kind_index]
-            room = _PAGE - len(records)
-            rows = list(
-                await self._store.db.execute_fetchall(
-                    f"SELECT {columns} FROM {table} ORDER BY {order} LIMIT ? OFFSET ?",
-                    (room, done),
-                )
-            )
-            names = [c.strip() for c in columns.split(",")]
-            for values in rows:
-                record = dict(zip(names, values, strict=True))
-                if kind == "event":
-                    record["group"] = record.pop("grp")
-                    record["mentioned"] = bool(record["mentioned"])
-                elif kind == "claim":
-                    # "type" names the record; the claim's own (fact, rule...) is its kind.
-                    record["kind"] = record.pop("type")
-                records.append({"type": kind, **record})
-            done += len(rows)
-            if len(rows) < room:
-                kind_index, done = kind_index + 1, 0
-        finished = kind_index >= len(EXPORT_TABLES)
-        return records, None if finished else f"{kind_index}:{done}"
+        (None after the last): :func:`souls.actor.exporting.export_page`."""
+        return await export_page(self._store, cursor)
 
     async def backup(self, target: Path) -> int:
         """A consistent copy of the live database at ``target``; its size in bytes."""
@@ -226,12 +159,3 @@ async def _index_drift(db: aiosqlite.Connection) -> tuple[int, int]:
         "        (SELECT id FROM memories WHERE hidden_at IS NULL))"
     )
     return int(missing), int(extra)
-
-
-def _parse_cursor(cursor: str | None) -> tuple[int, int]:
-    if not cursor:
-        return 0, 0
-    kind, _, after = cursor.partition(":")
-    if not (kind.isdigit() and after.isdigit()):
-        raise ValueError(f"cursor {cursor!r} is not one this daemon handed out")
-    return int(kind), int(after)

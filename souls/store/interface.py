@@ -64,6 +64,11 @@ run), and ``SoulStore.compact`` then clears what SQLite keeps of deleted rows
 (``secure_delete``, set by ``forget_all``, FTS5 ``optimize``, WAL checkpoint; nothing on
 PostgreSQL) (:mod:`souls.store.forgetting`, :mod:`souls.store.postgres.forgetting`,
 tests/souls/actor/test_forgetting.py).
+A soul's export (souls/actor/exporting.py) pages through the rows
+``SoulStore.export_rows`` reads of each table of
+:data:`~souls.store.export.EXPORT_TABLES` (:mod:`souls.store.export`,
+:mod:`souls.store.postgres.export`, tests/souls/actor/test_exporting.py: the same
+records from either backend).
 
 The rows the interface returns (:class:`~souls.store.store.NewEvent`, ``Hit``,
 ``Candidate``, ``Row``, ``Origin``, ``StoreCounts``, ``Successor``,
@@ -80,9 +85,10 @@ that reaches the SQLite connection directly (``store.db``, or the connection of
 ``store.transaction()``), outside souls/store/:
 
 * souls/actor/rights.py — the event ids a forget request names (``matching_events``:
-  by ref, pattern, date, all), export, backup, rebuild (the markers it recomputes
-  and the FTS5 index it rebuilds). The soul actor answers all four ``unsupported`` on
-  PostgreSQL, forget included, though the forget itself runs there.
+  by ref, pattern, date, all), backup (SQLite's backup API), rebuild (the markers it
+  recomputes and the FTS5 index it rebuilds). The soul actor answers forget, export,
+  backup and rebuild ``unsupported`` on PostgreSQL, though the forget and the export
+  themselves run there.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
   gaps, summaries, ``fired``, assemblies, surfaced, claims, questions, goals... in
@@ -530,6 +536,13 @@ class SoulStore(Protocol):
     async def forget(self, event_ids: Sequence[int]) -> int:
         """Delete the events, their memories and index rows, rewriting their
         neighbours' context; how many events went."""
+        ...
+
+    # A soul's export (souls.store.export; souls/actor/exporting.py).
+
+    async def export_rows(self, table: int, offset: int, limit: int) -> list[tuple[object, ...]]:
+        """Up to ``limit`` rows of ``EXPORT_TABLES[table]`` (souls.store.export) from the
+        ``offset``-th on, in the table's order, its columns in theirs."""
         ...
 
     # A full forget (souls.store.forgetting; souls/actor/forgetting.py decides).

@@ -31,7 +31,7 @@ import anyio
 import msgspec
 
 from souls.results import DecayResult, DueTask, MemoryItem
-from souls.store import due, embeddings, forgetting, inner, logs, pages, persons
+from souls.store import due, embeddings, export, forgetting, inner, logs, pages, persons
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.cards import CardRows
@@ -815,6 +815,12 @@ class Store:
                 forgotten = await self._forget(db, ids)
         self.drop_caches()
         return forgotten.events
+
+    # -- a soul's export (souls.store.export; souls/actor/exporting.py) --
+
+    async def export_rows(self, table: int, offset: int, limit: int) -> list[tuple[object, ...]]:
+        """Up to ``limit`` rows of ``EXPORT_TABLES[table]`` from the ``offset``-th on."""
+        return await export.read(self._db, table, offset, limit)
 
     # -- a full forget (souls.store.forgetting; souls/actor/forgetting.py) --
 

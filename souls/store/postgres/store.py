@@ -49,6 +49,7 @@ from souls.store.postgres import (
     claims,
     due,
     embeddings,
+    export,
     forgetting,
     inner,
     knowledge,
@@ -867,6 +868,12 @@ class PgStore:
                 forgotten = await self._forget(db, ids)
         self.drop_caches()
         return forgotten.events
+
+    # -- a soul's export (souls.store.postgres.export; souls/actor/exporting.py) --
+
+    async def export_rows(self, table: int, offset: int, limit: int) -> list[tuple[object, ...]]:
+        async with self._pool.acquire() as db:
+            return await export.read(db, self.soul, table, offset, limit)
 
     # -- a full forget (souls.store.postgres.forgetting; souls/actor/forgetting.py) --
 
