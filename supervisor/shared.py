@@ -24,6 +24,7 @@ import asyncpg
 import structlog
 
 from souls.store.postgres.lease import Fence, Leases, current_owner
+from souls.store.postgres.pool import create_pool
 from souls.store.postgres.store import PgStore
 from supervisor.config import StoreBackendConfig
 from supervisor.errors import ConfigError, SharedStoreUnusable, SoulElsewhere
@@ -72,9 +73,7 @@ class SharedStore:
         except ValueError as exc:
             raise ConfigError(config_file, key, str(exc)) from None
         try:
-            pool = await asyncpg.create_pool(
-                dsn, min_size=config.pool_min, max_size=config.pool_max, timeout=10
-            )
+            pool = await create_pool(dsn, min_size=config.pool_min, max_size=config.pool_max)
         except _UNUSABLE as exc:
             raise SharedStoreUnusable(where, _scrubbed(exc, dsn)) from None
         try:
