@@ -61,20 +61,11 @@ class DataRights:
         before: float | None = None,
         everything: bool = False,
     ) -> list[int]:
-        """Event ids a forget request names (exactly one criterion is given)."""
-        db = self._store.db
-        if everything:
-            rows = await db.execute_fetchall("SELECT id FROM events")
-        elif ref is not None:
-            rows = await db.execute_fetchall("SELECT id FROM events WHERE ref = ?", (ref,))
-        elif match is not None:
-            rows = await db.execute_fetchall(
-                "SELECT id FROM events WHERE instr(lower(text), lower(?)) > 0", (match,)
-            )
-        else:
-            assert before is not None
-            rows = await db.execute_fetchall("SELECT id FROM events WHERE ts < ?", (before,))
-        return [event_id for (event_id,) in rows]
+        """Event ids a forget request names (exactly one criterion is given):
+        ``SoulStore.forgettable``."""
+        return await self._store.forgettable(
+            ref=ref, match=match, before=before, everything=everything
+        )
 
     async def forget(
         self,

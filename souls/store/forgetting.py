@@ -30,6 +30,7 @@ __all__ = [
     "Forgotten",
     "Redaction",
     "apply",
+    "matching",
     "read",
 ]
 
@@ -92,6 +93,33 @@ class Forgotten(msgspec.Struct, frozen=True):
     edges: int
     claims: int
     questions: int
+
+
+async def matching(
+    db: aiosqlite.Connection,
+    *,
+    ref: str | None = None,
+    match: str | None = None,
+    before: float | None = None,
+    everything: bool = False,
+) -> list[int]:
+    """The ids of the events a forget request names, by id: every one, the one of
+    ``ref``, those whose text holds ``match`` (ASCII case ignored, as SQLite's
+    ``lower``), or those said before ``before`` (exactly one criterion is given)."""
+    if everything:
+        rows = await db.execute_fetchall("SELECT id FROM events ORDER BY id")
+    elif ref is not None:
+        rows = await db.execute_fetchall("SELECT id FROM events WHERE ref = ?", (ref,))
+    elif match is not None:
+        rows = await db.execute_fetchall(
+            "SELECT id FROM events WHERE instr(lower(text), lower(?)) > 0 ORDER BY id", (match,)
+        )
+    else:
+        assert before is not None
+        rows = await db.execute_fetchall(
+            "SELECT id FROM events WHERE ts < ? ORDER BY id", (before,)
+        )
+    return [event_id for (event_id,) in rows]
 
 
 async def read(db: aiosqlite.Connection, event_ids: Sequence[int]) -> Forgetting:

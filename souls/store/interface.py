@@ -84,11 +84,10 @@ What is NOT behind the interface yet — the remaining work of #21's first point
 that reaches the SQLite connection directly (``store.db``, or the connection of
 ``store.transaction()``), outside souls/store/:
 
-* souls/actor/rights.py — the event ids a forget request names (``matching_events``:
-  by ref, pattern, date, all), backup (SQLite's backup API), rebuild (the markers it
+* souls/actor/rights.py — backup (SQLite's backup API) and rebuild (the markers it
   recomputes and the FTS5 index it rebuilds). The soul actor answers forget, export,
-  backup and rebuild ``unsupported`` on PostgreSQL, though the forget and the export
-  themselves run there.
+  backup and rebuild ``unsupported`` on PostgreSQL, though the forget (the events a
+  request names: ``SoulStore.forgettable``) and the export themselves run there.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
   gaps, summaries, ``fired``, assemblies, surfaced, claims, questions, goals... in
@@ -546,6 +545,19 @@ class SoulStore(Protocol):
         ...
 
     # A full forget (souls.store.forgetting; souls/actor/forgetting.py decides).
+
+    async def forgettable(
+        self,
+        *,
+        ref: str | None = None,
+        match: str | None = None,
+        before: float | None = None,
+        everything: bool = False,
+    ) -> list[int]:
+        """The ids of the events a forget request names, by id (exactly one criterion):
+        every one, the one of ``ref``, those whose text holds ``match`` (ASCII case
+        ignored, on both as SQLite's ``lower``), those said before ``before``."""
+        ...
 
     async def forgetting(self, event_ids: Sequence[int]) -> Forgetting:
         """What a full forget of ``event_ids`` reads before it decides: their texts and

@@ -824,6 +824,19 @@ class Store:
 
     # -- a full forget (souls.store.forgetting; souls/actor/forgetting.py) --
 
+    async def forgettable(
+        self,
+        *,
+        ref: str | None = None,
+        match: str | None = None,
+        before: float | None = None,
+        everything: bool = False,
+    ) -> list[int]:
+        """The ids of the events a forget request names (souls.store.forgetting)."""
+        return await forgetting.matching(
+            self._db, ref=ref, match=match, before=before, everything=everything
+        )
+
     async def forgetting(self, event_ids: Sequence[int]) -> Forgetting:
         """What a full forget of ``event_ids`` reads before it decides."""
         return await forgetting.read(self._db, event_ids)

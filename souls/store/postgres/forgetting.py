@@ -12,7 +12,39 @@ import asyncpg
 from souls.store.forgetting import REDACTED, CardText, ForgetPlan, Forgetting
 from souls.store.postgres import logs
 
-__all__ = ["apply", "read"]
+__all__ = ["apply", "matching", "read"]
+
+# SQLite's lower(): ASCII letters only.
+_LOWER = "translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+
+
+async def matching(
+    db: asyncpg.Connection,
+    soul: int,
+    *,
+    ref: str | None = None,
+    match: str | None = None,
+    before: float | None = None,
+    everything: bool = False,
+) -> list[int]:
+    """As :func:`souls.store.forgetting.matching`, of the soul's events."""
+    if everything:
+        rows = await db.fetch("SELECT id FROM events WHERE soul = $1 ORDER BY id", soul)
+    elif ref is not None:
+        rows = await db.fetch("SELECT id FROM events WHERE soul = $1 AND ref = $2", soul, ref)
+    elif match is not None:
+        rows = await db.fetch(
+            f"SELECT id FROM events WHERE soul = $1"
+            f" AND strpos({_LOWER.format('text')}, {_LOWER.format('$2')}) > 0 ORDER BY id",
+            soul,
+            match,
+        )
+    else:
+        assert before is not None
+        rows = await db.fetch(
+            "SELECT id FROM events WHERE soul = $1 AND ts < $2 ORDER BY id", soul, before
+        )
+    return [int(r[0]) for r in rows]
 
 
 async def read(db: asyncpg.Connection, soul: int, event_ids: Sequence[int]) -> Forgetting:

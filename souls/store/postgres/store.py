@@ -877,6 +877,19 @@ class PgStore:
 
     # -- a full forget (souls.store.postgres.forgetting; souls/actor/forgetting.py) --
 
+    async def forgettable(
+        self,
+        *,
+        ref: str | None = None,
+        match: str | None = None,
+        before: float | None = None,
+        everything: bool = False,
+    ) -> list[int]:
+        async with self._pool.acquire() as db:
+            return await forgetting.matching(
+                db, self.soul, ref=ref, match=match, before=before, everything=everything
+            )
+
     async def forgetting(self, event_ids: Sequence[int]) -> Forgetting:
         async with self._pool.acquire() as db:
             return await forgetting.read(db, self.soul, event_ids)

@@ -288,3 +288,22 @@ async def test_another_souls_rows_are_untouched_on_postgres(
     assert any("locker" in row for row in before["events"])
     after = await rows_of(alpha.soul)
     assert not any("locker" in row for rows in after.values() for row in rows)
+
+
+async def test_the_events_a_forget_request_names(store: SoulStore) -> None:
+    ids = await store.append(
+        [
+            msgspec.structs.replace(event("École de Lyon", T0), ref="a"),
+            event("the ÉCOLE is closed", T0 + 10),
+            event("lunch at the école", T0 + 20),
+        ]
+    )
+    assert await store.forgettable(everything=True) == ids
+    assert await store.forgettable(ref="a") == ids[:1]
+    assert await store.forgettable(ref="b") == []
+    assert await store.forgettable(before=T0 + 20) == ids[:2]
+    # ASCII case ignored alone, on both as SQLite's lower(): É is not é.
+    assert await store.forgettable(match="cole") == ids
+    assert await store.forgettable(match="ÉCOLE") == ids[:2]
+    assert await store.forgettable(match="école") == ids[2:]
+    assert await store.forgettable(match="THE") == ids[1:]
