@@ -267,7 +267,7 @@ class NotifyConfig(_Section, frozen=True):
 class StoreBackendConfig(_Section, frozen=True):
     # Where souls keep their memory: "sqlite" (a database file per soul, the default) or
     # "postgres" (one database shared by several daemons, each soul owned by one of them
-    # at a time; in progress, issue #21: forget, export, backup and rebuild not yet).
+    # at a time; in progress, issue #21: backup and rebuild not there yet).
     backend: Literal["sqlite", "postgres"] = "sqlite"
     # PostgreSQL's DSN, never written here (it holds the password): the name of an
     # environment variable holding it, or a file (readable by soupd only) holding it.

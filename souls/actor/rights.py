@@ -27,8 +27,10 @@ from souls.actor.forgetting import ForgetResult, forget, markers_of
 from souls.mind.somatic import SomaticConfig
 from souls.store.export import EXPORT_TABLES
 from souls.store.files import create_private
+from souls.store.interface import SoulStore
 from souls.store.reindex import index_damaged, reindex
 from souls.store.store import Store
+from supervisor.errors import Unsupported
 
 __all__ = ["EXPORT_TABLES", "DataRights", "ForgetResult", "RebuildResult"]
 
@@ -48,7 +50,9 @@ class RebuildResult(msgspec.Struct, frozen=True):
 
 
 class DataRights:
-    def __init__(self, store: Store, somatic: SomaticConfig, folder: Path | None = None) -> None:
+    def __init__(
+        self, store: SoulStore, somatic: SomaticConfig, folder: Path | None = None
+    ) -> None:
         self._store = store
         self._somatic = somatic
         self._folder = folder  # the soul's brain folder (its tide reports), if any
@@ -94,27 +98,29 @@ class DataRights:
 
     async def backup(self, target: Path) -> int:
         """A consistent copy of the live database at ``target``; its size in bytes."""
+        store = self._sqlite("backup")
         temporary = target.with_name(f".{target.name}.partial")
         # The copy holds everything the soul was told: this user's alone from the start.
         await anyio.to_thread.run_sync(create_private, temporary)
         async with aiosqlite.connect(temporary) as copy:
-            await self._store.db.backup(copy)
+            await store.db.backup(copy)
         await anyio.Path(temporary).rename(target)
         return (await anyio.Path(target).stat()).st_size
 
     async def rebuild(self, now: float) -> RebuildResult:
         """Recompute markers from the events and the full-text index from the visible
         memories (:mod:`souls.store.reindex`); report what differed before."""
-        db = self._store.db
+        store = self._sqlite("rebuild")
+        db = store.db
         rows = await db.execute_fetchall("SELECT topic, valence, weight, label FROM markers")
         before = {(topic, valence): (weight, label) for topic, valence, weight, label in rows}
         with anyio.CancelScope(shield=True):
-            async with self._store.transaction() as write:
+            async with store.transaction() as write:
                 after = await self._recompute_markers(write, now)
                 damaged = await index_damaged(write)
                 missing, extra = (0, 0) if damaged else await _index_drift(write)
-                indexed = await reindex(write, self._store.context_turns)
-        self._store.drop_caches()
+                indexed = await reindex(write, store.context_turns)
+        store.drop_caches()
         changed = sum(
             1
             for key in before.keys() | after.keys()
@@ -124,6 +130,15 @@ class DataRights:
             or before[key][1] != after[key][1]
         )
         return RebuildResult(len(before), len(after), changed, missing, extra, indexed, damaged)
+
+    def _sqlite(self, what: str) -> Store:
+        """The soul's SQLite store, for what only SQLite has; Unsupported elsewhere."""
+        if not isinstance(self._store, Store):
+            raise Unsupported(
+                f"{what} is not available for a soul on the shared PostgreSQL store yet "
+                "(issue #21): use PostgreSQL's own backups (pg_dump), and export for one soul"
+            )
+        return self._store
 
     async def _recompute_markers(
         self, db: aiosqlite.Connection, now: float

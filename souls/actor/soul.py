@@ -119,7 +119,6 @@ from supervisor.errors import (
     LeaseLost,
     SoulUnavailable,
     SoupdError,
-    Unsupported,
 )
 from supervisor.pace import Pacer
 from supervisor.tree import shielded_cleanup
@@ -717,14 +716,7 @@ class Soul:
         )
 
     def _rights(self) -> DataRights:
-        store = self._require_store()
-        if not isinstance(store, Store):
-            raise Unsupported(
-                f"soul {self.name!r} is on the shared PostgreSQL store, where forget, export, "
-                "backup and rebuild are not available yet (issue #21); run it on SQLite for "
-                "those"
-            )
-        return DataRights(store, self.config.somatic, self._brain.root)
+        return DataRights(self._require_store(), self.config.somatic, self._brain.root)
 
     async def _forget(self, asked: Forget) -> ForgetResult:
         if asked.dry_run:  # the counts of the real forget, from a transaction rolled back

@@ -2,7 +2,8 @@
 each soul is served by one of them at a time. A request reaching the other is forwarded
 to the owner over its HTTP API and answered as if served there; once the owner gives the
 soul up, or dies by kill -9, the other takes it over on its next request, with
-everything the first acknowledged; what neither may do on this store yet says so."""
+everything the first acknowledged; the user's forget reaches it from either; what
+neither may do on this store yet says so."""
 
 from __future__ import annotations
 
@@ -71,10 +72,19 @@ def test_a_request_reaching_the_other_daemon_is_served_by_the_owner(
             assert _events(second, "soul.lease_taken")
             assert second.push("alpha", "wednesday's deploy went fine")["status"] == "stored"
             assert first.counts("alpha") == (3, 3)  # forwarded the other way now
+            # The user's forget, by either daemon: gone from the shared store.
+            forgot = first.result("forget", {"soul": "alpha", "match": "tuesday"})
+            assert forgot["events"] == 1
+            assert second.counts("alpha") == (2, 2)
+            assert not [
+                h for h in first.recall("alpha", "tuesday deploy") if "tuesday" in h["text"]
+            ]
             # Not yet on this store: said so, nothing changed.
-            unsupported = _error(first, "forget", {"soul": "alpha", "ref": "x"})
+            copy = str(tmp_path / "copy.db")
+            unsupported = _error(first, "backup", {"soul": "alpha", "path": copy})
             assert unsupported["code"] == "unsupported"
-            assert second.counts("alpha") == (3, 3)
+            assert "pg_dump" in str(unsupported["message"])
+            assert second.counts("alpha") == (2, 2)
     finally:
         a.cleanup()
         b.cleanup()
