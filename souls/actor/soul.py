@@ -272,7 +272,8 @@ class Soul:
                         # Another daemon owns the soul now (the shared store): this one
                         # stops serving it, as if hibernating; what it was handling
                         # stored nothing and is failed, the rest waits for the owner.
-                        self._lease_lost(lost, mailbox, batch)
+                        self._uncommitted(lost, mailbox, batch)
+                        self._log.warning("soul.lease_lost", epoch=lost.epoch)
                         return
                     batch = []
         except anyio.get_cancelled_exc_class():
@@ -407,13 +408,7 @@ class Soul:
         and what the soul holds in memory, which may have run ahead of its database, is
         reloaded from it. No restart: reads go on, and writes succeed again as soon as
         there is room."""
-        for envelope in self._current:
-            if envelope.reply is not None and not envelope.reply.settled:
-                envelope.reply.fail(full)
-            envelope.done = True
-        self._current = ()
-        mailbox.redeliver(e for e in batch if not e.done)
-        self._changes = Changes()
+        self._uncommitted(full, mailbox, batch)
         if (now := anyio.current_time()) - self._disk_full_logged >= 60:
             self._disk_full_logged = now
             self._log.warning("soul.disk_full", path=full.path, fix="free space on that disk")
@@ -422,17 +417,19 @@ class Soul:
         await mind.load()
         await self._require_knowledge().load()
 
-    def _lease_lost(
-        self, lost: LeaseLost, mailbox: Mailbox[Message], batch: Sequence[Envelope[Message]]
+    def _uncommitted(
+        self, error: SoupdError, mailbox: Mailbox[Message], batch: Sequence[Envelope[Message]]
     ) -> None:
+        """A write of the turn failed with ``error``, nothing of it committed: the mail
+        being handled is failed with it, the rest of the turn goes back to the mailbox,
+        the turn's pending changes are dropped."""
         for envelope in self._current:
             if envelope.reply is not None and not envelope.reply.settled:
-                envelope.reply.fail(lost)
+                envelope.reply.fail(error)
             envelope.done = True
         self._current = ()
         mailbox.redeliver(e for e in batch if not e.done)
         self._changes = Changes()
-        self._log.warning("soul.lease_lost", epoch=lost.epoch)
 
     async def _committed(self, changes: Changes) -> None:
         """``changes`` were written: let the mind catch up, start a fresh set."""
