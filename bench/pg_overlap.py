@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import statistics
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 
 import asyncpg
+from _pg import on_throwaway_server
 from locomo import Conversation, load
 
 from souls.store.interface import SoulStore
@@ -145,20 +145,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.dsn:
         sys.exit(asyncio.run(compare(args, args.dsn)))
-    sys.path.insert(0, str(here.parent / "tests"))
-    from pgserver import PgServer, missing
-
-    why = missing()
-    if why is not None:
-        sys.exit(f"no PostgreSQL: {why} (or give --dsn)")
-    # A SIGTERM (timeout, Ctrl-C in a pipeline) still stops the server: via SystemExit.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    server = PgServer.start()
-    try:
-        code = asyncio.run(compare(args, server.dsn))
-    finally:
-        server.stop()
-    sys.exit(code)
+    sys.exit(on_throwaway_server(lambda dsn: asyncio.run(compare(args, dsn))))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ import signal
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 import ingest
 import recall as recall_bench
 from _daemon import machine, running_daemon, soupd_executable
+from _pg import on_throwaway_server
 
 HERE = Path(__file__).resolve().parent
 
@@ -187,18 +187,7 @@ def main() -> None:
     if args.dsn:
         measure(args, args.dsn)
         return
-    sys.path.insert(0, str(HERE.parent / "tests"))
-    from pgserver import PgServer, missing
-
-    why = missing()
-    if why is not None:
-        sys.exit(f"no PostgreSQL: {why} (or give --dsn)")
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    server = PgServer.start()
-    try:
-        measure(args, server.dsn)
-    finally:
-        server.stop()
+    on_throwaway_server(lambda dsn: measure(args, dsn))
 
 
 if __name__ == "__main__":
