@@ -40,7 +40,7 @@ import asyncpg
 from souls.store.postgres.schema import migrate
 from supervisor.errors import LeaseLost
 
-__all__ = ["KEEPALIVE", "Fence", "Leases", "check", "current_owner", "lock_key"]
+__all__ = ["KEEPALIVE", "TAKE_WAIT", "Fence", "Leases", "check", "current_owner", "lock_key"]
 
 # The lease session's settings. The server notices a holder that vanished without closing
 # its connection (a lost network, a frozen host: no FIN, no RST) only by TCP keepalive,
@@ -63,8 +63,18 @@ _HELD = """
 """
 
 # What a lost session's calls raise (a connection still reading the server's goodbye says
-# "another operation is in progress": an InternalClientError).
-_GONE = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
+# "another operation is in progress": an InternalClientError)...
+_CLOSED = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+)
+# ...and what any of its calls may raise.
+_GONE = (asyncpg.PostgresError, *_CLOSED)
+
+# Seconds a take waits for a write of the old owner that holds the soul's row.
+TAKE_WAIT = 5.0
 
 
 def lock_key(soul: str) -> int:
@@ -132,37 +142,53 @@ class Leases:
 
     async def take(self, soul: str) -> Fence | None:
         """Take ``soul`` unless another session holds it: its fence (a new epoch: whoever
-        wrote under an older one cannot any more), or None. Taking a soul already ours
-        gives the fence it has. Raises what asyncpg raises when the session has ended
-        (see :meth:`alive`)."""
+        wrote under an older one cannot any more), or None — also when a write of the
+        old owner still holds the soul's row after ``TAKE_WAIT`` seconds (a writer whose
+        host went silent, until the server ends its session). Taking a soul already
+        ours gives the fence it has. Raises what asyncpg raises when the session has
+        ended (see :meth:`alive`)."""
         async with self._lock:
             held = self._owned.get(soul)
             if held is not None:
                 return held
             key = lock_key(soul)
-            if not await self._db.fetchval("SELECT pg_try_advisory_lock($1)", key):
-                return None
-            try:
-                await self._db.execute(
-                    "INSERT INTO souls (name, created) VALUES ($1, $2)"
-                    " ON CONFLICT (name) DO NOTHING",
-                    soul,
-                    time.time(),
-                )
-                row = await self._db.fetchrow(
-                    "UPDATE souls SET epoch = epoch + 1, owner = $2, owner_since = $3"
-                    " WHERE name = $1 RETURNING id, epoch",
-                    soul,
-                    self.address,
-                    time.time(),
-                )
-            except BaseException:
-                with anyio.CancelScope(shield=True):
+            # Shielded, and bounded: a lock the server granted is never left behind by a
+            # cancellation between the grant and its answer.
+            with anyio.CancelScope(shield=True), anyio.fail_after(2 * TAKE_WAIT):
+                if not await self._db.fetchval("SELECT pg_try_advisory_lock($1)", key):
+                    return None
+                try:
+                    row = await self._bump(soul)
+                except asyncpg.LockNotAvailableError:
+                    row = None
+                except BaseException:
                     await self._unlock(key)
-                raise
-            assert row is not None
+                    raise
+                if row is None:
+                    await self._unlock(key)
+                    return None
             fence = self._owned[soul] = Fence(soul, row["id"], row["epoch"])
             return fence
+
+    async def _bump(self, soul: str) -> asyncpg.Record:
+        """The soul's row made if new, its epoch bumped and its owner ours, in one
+        transaction that waits at most ``TAKE_WAIT`` for a write under way."""
+        async with self._db.transaction():
+            await self._db.execute(f"SET LOCAL lock_timeout = '{int(TAKE_WAIT * 1000)}ms'")
+            await self._db.execute(
+                "INSERT INTO souls (name, created) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+                soul,
+                time.time(),
+            )
+            row: asyncpg.Record | None = await self._db.fetchrow(
+                "UPDATE souls SET epoch = epoch + 1, owner = $2, owner_since = $3"
+                " WHERE name = $1 RETURNING id, epoch",
+                soul,
+                self.address,
+                time.time(),
+            )
+        assert row is not None
+        return row
 
     async def give_up(self, soul: str) -> None:
         """Give ``soul`` up: its owner cleared (if still ours: same epoch), its lock
@@ -171,17 +197,20 @@ class Leases:
             fence = self._owned.pop(soul, None)
             if fence is None:
                 return
-            try:
-                # A new epoch too: a write of ours still under way cannot land after this.
-                await self._db.execute(
-                    "UPDATE souls SET owner = NULL, owner_since = NULL, epoch = epoch + 1"
-                    " WHERE id = $1 AND epoch = $2",
-                    fence.soul_id,
-                    fence.epoch,
-                )
-            except _GONE:
-                return  # the session is gone already, and the lock with it
-            await self._unlock(lock_key(soul))
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2 * TAKE_WAIT):
+                try:
+                    # A new epoch too: a write of ours still under way cannot land after.
+                    await self._db.execute(
+                        "UPDATE souls SET owner = NULL, owner_since = NULL, epoch = epoch + 1"
+                        " WHERE id = $1 AND epoch = $2",
+                        fence.soul_id,
+                        fence.epoch,
+                    )
+                except _CLOSED:
+                    return  # the session is gone already, and the lock with it
+                except asyncpg.PostgresError:
+                    pass  # (a timeout set on the role, say): the lock goes all the same
+                await self._unlock(lock_key(soul))
 
     async def alive(self) -> bool:
         """Whether the lease session is alive (so still holds every soul taken). Once

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncpg
 
+from souls.store.postgres.lease import KEEPALIVE
+
 __all__ = ["SESSION_SETTINGS", "create_pool"]
 
 # Every statement planned for the table sizes it meets. A session plans a foreign key's
@@ -12,7 +14,17 @@ __all__ = ["SESSION_SETTINGS", "create_pool"]
 # analyse them (a memory's check took 0.5 ms at 6,000 events, a hundredth of that by the
 # index; a push's lookup of its ref the same). Planning each time costs a few
 # microseconds a statement; a scan of a growing table costs more each time.
-SESSION_SETTINGS = {"plan_cache_mode": "force_custom_plan"}
+#
+# And the server's keepalive probes on every session, as on the lease session: a write
+# holds its soul's row FOR SHARE (souls.store.postgres.lease.check), so one whose host
+# went silent would hold a takeover back for the kernel's two hours; the probes end such
+# a session within seconds. A transaction left idle (a client hung mid-transaction) is
+# ended too.
+SESSION_SETTINGS = {
+    "plan_cache_mode": "force_custom_plan",
+    "idle_in_transaction_session_timeout": "30s",
+    **KEEPALIVE,
+}
 
 
 async def _kept(db: asyncpg.Connection) -> None:
