@@ -151,12 +151,14 @@ class SoulHandle:
                     try:
                         await self._awake(clock, status)
                     except ChildStartError as exc:
-                        if not isinstance(exc.__cause__, SoulElsewhere):
+                        cause = exc.__cause__
+                        if not isinstance(cause, SoulElsewhere) and not (
+                            self.shared is not None and isinstance(cause, SoulUnavailable)
+                        ):
                             raise
-                        # Another daemon of the shared store owns the soul: its mail is
-                        # answered with where it is served; the next mail tries again.
-                        self.last_error = exc.__cause__.message
-                        self.mailbox.fail_pending(exc.__cause__)
+                        # Another daemon of the shared store owns the soul, or the store
+                        # cannot be reached now: its mail is told so; the next tries again.
+                        self._elsewhere(cause)
                         if status is not None:
                             self.state = "hibernating"
                             self._log.info("soul.started", soul=self.name, state=self.state)
@@ -185,6 +187,12 @@ class SoulHandle:
                 raise
 
         return ChildSpec(f"soul:{self.name}", host, restart="temporary", shutdown=restart.shutdown)
+
+    def _elsewhere(self, error: SoupdError) -> None:
+        """The soul cannot be served here now (the shared store: another daemon's lease,
+        or the store out of reach): the queued mail is answered with ``error``."""
+        self.last_error = error.message
+        self.mailbox.fail_pending(error)
 
     def _opener(self) -> Callable[[], Awaitable[SoulStore]] | None:
         """How the soul's store opens: under its lease on the shared store, else the
@@ -237,6 +245,16 @@ class SoulHandle:
                 self.state = "restarting" if booted_before else "starting"
                 if booted_before:
                     self.restarts += 1
+                    if self.shared is not None:
+                        try:
+                            await self.shared.claim(self.name)
+                        except (SoulElsewhere, SoulUnavailable) as error:
+                            # Restarted after a crash, and the lease went to another
+                            # daemon (its session ended) or the store is out of reach:
+                            # no crash to count; the queued mail is told, the soul rests.
+                            self._elsewhere(error)
+                            asleep.cancel()
+                            return
                 try:
                     await soul.run(
                         self.mailbox,
@@ -249,10 +267,6 @@ class SoulHandle:
                     # way: nothing of it was stored; the soul rests here, as if
                     # hibernating, and its next mail learns where it is served.
                     self._log.warning("soul.lease_lost", soul=self.name)
-                finally:
-                    if self.shared is not None:
-                        with anyio.CancelScope(shield=True):
-                            await self.shared.give_up(self.name)
                 # Soul.run returns only when the soul hibernates: its store is closed;
                 # its supervisor goes down with it.
                 asleep.cancel()
@@ -263,7 +277,15 @@ class SoulHandle:
                 max_restarts=restart.max_restarts,
                 max_seconds=restart.max_seconds,
             )
-            await own.run(task_status=task_status or anyio.TASK_STATUS_IGNORED)
+            try:
+                await own.run(task_status=task_status or anyio.TASK_STATUS_IGNORED)
+            finally:
+                # The lease is the host's: kept across the actor's restarts (a crash
+                # must not hand the soul to another daemon mid-way), given up when it
+                # hibernates or stops.
+                if self.shared is not None:
+                    with anyio.CancelScope(shield=True):
+                        await self.shared.give_up(self.name)
 
 
 def _make_dirs(*paths: Path) -> None:

@@ -16,6 +16,7 @@ taking souls over within a bounded time, and running the daemon on it.
 
 from __future__ import annotations
 
+import contextlib
 from urllib.parse import urlsplit
 
 import anyio
@@ -27,7 +28,7 @@ from souls.store.postgres.lease import Fence, Leases, current_owner
 from souls.store.postgres.pool import create_pool
 from souls.store.postgres.store import PgStore
 from supervisor.config import StoreBackendConfig
-from supervisor.errors import ConfigError, SharedStoreUnusable, SoulElsewhere
+from supervisor.errors import ConfigError, SharedStoreUnusable, SoulElsewhere, SoulUnavailable
 from supervisor.secrets import read_secret
 
 __all__ = ["LEASE_PROBE", "SharedStore", "dsn_source"]
@@ -85,19 +86,43 @@ class SharedStore:
             raise
         return cls(pool, leases, where, dsn, address)
 
-    async def open_soul(self, name: str, *, context_turns: int) -> PgStore:
-        """Take ``name``'s lease and open its store under it; SoulElsewhere (naming the
-        owner) when another daemon holds the lease."""
-        fence = await self.leases.take(name)
-        if fence is None:
-            raise SoulElsewhere(name, await self.owner(name))
+    async def claim(self, name: str) -> Fence:
+        """``name``'s lease, taken now unless this daemon holds it already: SoulElsewhere
+        (naming the owner) when another daemon holds it, SoulUnavailable when the store
+        cannot be reached now (worth a retry: the lease session is watched and opened
+        again)."""
+        held = self.leases.owned.get(name)
+        if held is not None:
+            return held
         try:
-            store = await PgStore.open(self._pool, name, context_turns=context_turns, fence=fence)
-        except BaseException:
-            await self.leases.give_up(name)
-            raise
+            fence = await self.leases.take(name)
+            owner = None if fence is not None else await self.owner(name)
+        except _UNUSABLE as exc:
+            raise SoulUnavailable(
+                f"soul {name!r} cannot be served now: the shared store is out of reach "
+                f"({_scrubbed(exc, self._dsn)}); retry shortly"
+            ) from None
+        if fence is None:
+            raise SoulElsewhere(name, owner)
         self._log.info("soul.lease_taken", soul=name, epoch=fence.epoch)
-        return store
+        return fence
+
+    async def open_soul(self, name: str, *, context_turns: int) -> PgStore:
+        """Open ``name``'s store under its lease (:meth:`claim`, taken when not held)."""
+        fence = await self.claim(name)
+        try:
+            return await PgStore.open(self._pool, name, context_turns=context_turns, fence=fence)
+        except _UNUSABLE as exc:
+            with anyio.CancelScope(shield=True):
+                await self.give_up(name)
+            raise SoulUnavailable(
+                f"soul {name!r} cannot be served now: its store did not open "
+                f"({_scrubbed(exc, self._dsn)}); retry shortly"
+            ) from None
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self.give_up(name)
+            raise
 
     def fence(self, name: str) -> Fence | None:
         """The lease this daemon holds on ``name``, if it holds one."""
@@ -117,15 +142,15 @@ class SharedStore:
         self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         """Look at the lease session every ``LEASE_PROBE`` seconds; when it has ended
-        (the server restarted, the network was lost), every soul of this daemon is
-        another daemon's to take, and its writes here fail (they are fenced): open a new
-        session, through which the souls' next mail takes them back where free."""
+        (the server restarted, the network was lost), every soul of this daemon was free
+        for another daemon to take: open a new session and take back those still free."""
         task_status.started()
         while True:
             await anyio.sleep(LEASE_PROBE)
+            owned = list(self.leases.owned)
             if await self.leases.alive():
                 continue
-            self._log.error("store.lease_session_lost", where=self.where)
+            self._log.error("store.lease_session_lost", where=self.where, souls=len(owned))
             delay = LEASE_PROBE
             while True:
                 try:
@@ -137,7 +162,14 @@ class SharedStore:
                     continue
                 old, self.leases = self.leases, leases
                 await old.close()
-                self._log.info("store.lease_session_opened")
+                # The souls this daemon served are taken again where still free, under
+                # a new epoch: their stores' old fences fail, so each rests, and its
+                # next mail opens it under the new lease (or is told where it moved).
+                kept = 0
+                for soul in owned:
+                    with contextlib.suppress(*_UNUSABLE):
+                        kept += await leases.take(soul) is not None
+                self._log.info("store.lease_session_opened", kept=kept, lost=len(owned) - kept)
                 break
 
     async def close(self) -> None:

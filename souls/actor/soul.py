@@ -457,8 +457,8 @@ class Soul:
                 reflected()
             if result.changed:
                 await self._require_deck().crystallise(mind.summary.text)
-        except DiskFull:
-            raise  # the turn's disk-full path: the soul stays up and says so
+        except (DiskFull, LeaseLost):
+            raise  # the turn's own paths: the soul stays up and says so, or rests
         except (OSError, SoupdError) as error:
             if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
                 # MEMORY.md or a card's file: the same full disk as a database write.
@@ -605,8 +605,9 @@ class Soul:
                     result = await self._require_knowing().handle(message)
                 case _:
                     raise InvalidParams(f"soul cannot handle {type(message).__name__}")
-        except DiskFull:
-            raise  # failed, and the turn's rest redelivered, by the run loop's disk-full path
+        except (DiskFull, LeaseLost):
+            # Failed, and the turn's rest redelivered, by the run loop's own path.
+            raise
         except SoupdError as error:
             envelope.done = True
             if reply is not None:

@@ -12,6 +12,8 @@ import signal
 import time
 from pathlib import Path
 
+import anyio
+import asyncpg
 import httpx
 import pytest
 
@@ -136,5 +138,46 @@ def test_a_daemon_without_its_dsn_says_what_to_set(
         assert result.returncode != 0
         assert "store.dsn_env: environment variable SOUPD_TEST_DSN" in result.stderr
         assert pg_dsn not in result.stderr + result.stdout
+    finally:
+        home.cleanup()
+
+
+def test_a_lost_lease_session_costs_a_retry_not_the_soul(tmp_path: Path, pg_dsn: str) -> None:
+    # The server ends the daemon's lease session (a restart of PostgreSQL, a lost
+    # network): the soul's writes are fenced off, it is taken again under a new session,
+    # and it is served again after a retry or two; it never ends up failed.
+    home = _home(tmp_path, "a", pg_dsn, "[lifecycle]\nhibernate_after = 0.5\n")
+    try:
+        with running(home) as daemon:
+            assert daemon.push("alpha", "before the session went")["status"] == "stored"
+            wait_for(lambda: _events(daemon, "soul.lease_given_up"), "alpha hibernating", 15)
+
+            async def kill_lease_session() -> int:
+                db = await asyncpg.connect(pg_dsn)
+                try:
+                    ended: int = await db.fetchval(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                        " WHERE application_name LIKE 'soupd leases %'"
+                    )
+                finally:
+                    await db.close()
+                return ended
+
+            assert anyio.run(kill_lease_session) == 1
+            # At once, before the session is found dead: the waking soul is told to retry.
+            first = daemon.call("soul.stats", {"soul": "alpha"})
+            assert "result" in first or first["error"]["code"] == "soul_unavailable", first
+            wait_for(lambda: _events(daemon, "store.lease_session_opened"), "a new session", 15)
+            stored = wait_for(
+                lambda: daemon.call(
+                    "event.push", {"soul": "alpha", "text": "after it", "ref": "x"}
+                ).get("result"),
+                "alpha served again",
+                15,
+            )
+            assert stored["event_id"] == 2
+            assert daemon.counts("alpha") == (2, 2)
+            souls = daemon.result("soul.list")["souls"]
+            assert [s["state"] for s in souls if s["name"] == "alpha"] == ["running"]
     finally:
         home.cleanup()
