@@ -38,6 +38,10 @@ FORWARDED = "x-soupd-forwarded"
 _log = structlog.get_logger("soupd.forwarding")
 
 
+class _TooLarge(Exception):
+    """An owner's answer larger than the forwarder reads."""
+
+
 class _Error(msgspec.Struct):
     code: str
     message: str
@@ -52,11 +56,15 @@ class Forwarder:
     advertised address (sent along, for the owner's log); ``timeout``: seconds a
     forwarded request may take ([http] request_timeout)."""
 
-    def __init__(self, token_file: Path, address: str, timeout: float) -> None:
+    def __init__(
+        self, token_file: Path, address: str, timeout: float, max_bytes: int = 64 << 20
+    ) -> None:
         self._token_file = token_file
         self._token: str | None = None
         self._address = address
-        self._http = httpx.AsyncClient(timeout=timeout)
+        self._max_bytes = max_bytes  # the most of an owner's answer read
+        # No proxy nor .netrc from the environment: the token goes to the owner only.
+        self._http = httpx.AsyncClient(timeout=timeout, trust_env=False)
         self.forwarded = 0
         self.failed = 0
 
@@ -66,6 +74,12 @@ class Forwarder:
         SoulUnavailable when the owner cannot be reached."""
         if not elsewhere.owner:
             raise elsewhere
+        if elsewhere.owner.rstrip("/") == self._address.rstrip("/"):
+            # The soul's row still names this daemon (a session of its own not yet ended
+            # on the server): not a place to send it; the lock frees in a moment.
+            raise SoulUnavailable(
+                f"soul {elsewhere.soul!r} is being handed over; retry shortly"
+            ) from None
         if self._token is None:
             self._token = await anyio.to_thread.run_sync(load_or_create_token, self._token_file)
         url = f"{elsewhere.owner.rstrip('/')}/v1/rpc/{method}"
@@ -75,8 +89,15 @@ class Forwarder:
             FORWARDED: self._address,
         }
         try:
-            response = await self._http.post(url, content=raw or b"{}", headers=headers)
-        except httpx.HTTPError as exc:
+            status, body = await self._post(url, raw or b"{}", headers)
+        except (httpx.TimeoutException, httpx.RemoteProtocolError):
+            self.failed += 1
+            raise SoulUnavailable(
+                f"soul {elsewhere.soul!r} is served by the daemon at {elsewhere.owner}, which "
+                "did not answer in time; it may have carried the request out: check before "
+                "sending it again"
+            ) from None
+        except (httpx.HTTPError, httpx.InvalidURL, _TooLarge) as exc:
             self.failed += 1
             _log.warning("soul.forward_failed", soul=elsewhere.soul, owner=elsewhere.owner,
                          error=type(exc).__name__)  # fmt: skip
@@ -86,16 +107,29 @@ class Forwarder:
                 "souls are taken over here"
             ) from None
         self.forwarded += 1
-        if response.is_success:
-            return msgspec.json.decode(response.content)
         try:
-            failed = msgspec.json.decode(response.content, type=_Failed)
+            if 200 <= status < 300:
+                return msgspec.json.decode(body)
+            failed = msgspec.json.decode(body, type=_Failed)
         except (msgspec.ValidationError, msgspec.DecodeError):
             raise SoulUnavailable(
                 f"soul {elsewhere.soul!r} is served by the daemon at {elsewhere.owner}, which "
-                f"answered HTTP {response.status_code} without a soupd error; check its log"
+                f"answered HTTP {status} with no soupd reply; check its log"
             ) from None
         raise RemoteError(failed.error.code, failed.error.message)
+
+    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        """POST ``body``; the status and at most ``max_bytes`` of the answer (_TooLarge
+        past that)."""
+        async with self._http.stream("POST", url, content=body, headers=headers) as response:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > self._max_bytes:
+                    raise _TooLarge(size)
+                chunks.append(chunk)
+            return response.status_code, b"".join(chunks)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -303,13 +303,33 @@ class StoreBackendConfig(_Section, frozen=True):
                 'backend = "postgres" needs dsn_env (an environment variable holding the '
                 "DSN) or dsn_file (a file holding it)"
             )
-        if self.advertise is not None and not re.fullmatch(
-            r"https?://[^\s/@]+(:\d+)?/?", self.advertise
-        ):
-            raise ValueError(
-                f"advertise {self.advertise!r} must be the URL of this daemon's HTTP API as "
-                'other daemons reach it, such as "http://10.0.0.5:7411"'
-            )
+        _check_advertised(self.advertise)
+
+
+def _check_advertised(advertise: str | None) -> None:
+    """``[store] advertise``: where the other daemons send this one's requests, with the
+    shared bearer token: explicit, a scheme, a host and a port, nothing else, and over
+    TLS unless the host is this machine."""
+    example = (
+        'such as "https://soupd-a.internal:7411" (or "http://127.0.0.1:7411" when the '
+        "daemons share one host)"
+    )
+    if advertise is None:
+        raise ValueError(
+            'backend = "postgres" needs advertise: the URL of this daemon\'s HTTP API as the '
+            f"other daemons reach it (requests for its souls are forwarded there), {example}"
+        )
+    found = re.fullmatch(r"(https?)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})/?", advertise)
+    if found is None or not 0 < int(found[3]) < 65536:
+        raise ValueError(
+            f"advertise {advertise!r} must be the URL of this daemon's HTTP API with its "
+            f"port and nothing after it, {example}"
+        )
+    if found[1] == "http" and not is_loopback(found[2].strip("[]")):
+        raise ValueError(
+            f"advertise {advertise!r} would have the bearer token sent over plain HTTP to "
+            "another machine; put a TLS proxy in front of the API and advertise https://"
+        )
 
 
 class TestingConfig(_Section, frozen=True):
@@ -368,7 +388,7 @@ class Settings:
         """Where other daemons of a shared store reach this one: ``[store] advertise``,
         else its HTTP API's address."""
         http = self.daemon.http
-        return self.daemon.store.advertise or f"http://{http.host}:{http.port}"
+        return self.daemon.store.advertise or f"http://{http.host}:{http.port}"  # sqlite: unused
 
     def brain_dir(self, name: str) -> Path:
         brain = self.souls[name].brain_dir

@@ -34,21 +34,26 @@ def test_sqlite_is_the_default(tmp_path: Path) -> None:
 
 
 def test_postgres_takes_a_dsn_from_the_environment_or_a_file(tmp_path: Path) -> None:
+    here = 'advertise = "http://127.0.0.1:7411"'
     for where in ('dsn_env = "SOUPD_DSN"', 'dsn_file = "/run/credentials/soupd/dsn"'):
-        path = daemon_file(tmp_path, f'[store]\nbackend = "postgres"\n{where}\n')
+        path = daemon_file(tmp_path, f'[store]\nbackend = "postgres"\n{where}\n{here}\n')
         assert check_file(path) == "daemon"
         assert read_toml(path, DaemonConfig).store.backend == "postgres"
-    path = daemon_file(
-        tmp_path,
-        '[store]\nbackend = "postgres"\ndsn_env = "D"\nadvertise = "http://10.0.0.5:7411"\n',
-    )
-    assert read_toml(path, DaemonConfig).store.advertise == "http://10.0.0.5:7411"
+    for advertise in (
+        "https://soupd-a.internal:7411",
+        "http://[::1]:7411",
+        "https://10.0.0.5:443/",
+    ):
+        path = daemon_file(
+            tmp_path, f'[store]\nbackend = "postgres"\ndsn_env = "D"\nadvertise = "{advertise}"\n'
+        )
+        assert read_toml(path, DaemonConfig).store.advertise == advertise
 
 
 @pytest.mark.parametrize(
     ("text", "key", "says"),
     [
-        ('backend = "postgres"', "store", "needs dsn_env"),
+        ('backend = "postgres"\nadvertise = "http://127.0.0.1:1"', "store", "needs dsn_env"),
         ('backend = "postgres"\ndsn_env = "A"\ndsn_file = "/x"', "store", "not both"),
         ('backend = "postgres"\ndsn_env = "postgresql://u:pw@db/soupd"', "store",
          "never to the DSN itself"),
@@ -60,6 +65,13 @@ def test_postgres_takes_a_dsn_from_the_environment_or_a_file(tmp_path: Path) -> 
         ("pool_min = 0", "store", "pool_min"),
         ('backend = "postgres"\ndsn_env = "D"\nadvertise = "10.0.0.5:7411"', "store",
          "must be the URL of this daemon's HTTP API"),
+        ('backend = "postgres"\ndsn_env = "D"', "store", "needs advertise"),
+        ('backend = "postgres"\ndsn_env = "D"\nadvertise = "https://a.internal"', "store",
+         "with its port and nothing after it"),
+        ('backend = "postgres"\ndsn_env = "D"\nadvertise = "https://a.internal:7411/x?y"',
+         "store", "with its port and nothing after it"),
+        ('backend = "postgres"\ndsn_env = "D"\nadvertise = "http://10.0.0.5:7411"', "store",
+         "over plain HTTP to another machine"),
     ],
 )  # fmt: skip
 def test_config_check_names_what_is_wrong(tmp_path: Path, text: str, key: str, says: str) -> None:
