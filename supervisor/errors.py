@@ -256,14 +256,11 @@ class LeaseLost(SoupdError):
     code = "lease_lost"
 
     def __init__(self, soul: str, epoch: int, now: int | None) -> None:
-        taken = (
-            "its lease was given up"
-            if now is None
-            else f"another daemon took it over (lease {now})"
-        )
+        moved = "its lease was given up" if now is None else f"its lease is at {now} now"
         super().__init__(
-            f"this daemon no longer owns soul {soul!r} ({taken}, ours was lease {epoch}); "
-            "nothing of this was stored: retry, and the request goes to its owner"
+            f"this daemon no longer owns soul {soul!r} (it wrote under lease {epoch}, "
+            f"{moved}: given up, or taken over by another daemon); nothing of this was "
+            "stored: retry, and the request goes to its owner"
         )
         self.soul = soul
         self.epoch = epoch

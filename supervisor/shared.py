@@ -37,7 +37,14 @@ __all__ = ["LEASE_PROBE", "SharedStore", "dsn_source"]
 LEASE_PROBE = 1.0
 
 # What connecting may raise when the server or the DSN is wrong.
-_UNUSABLE = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError, TimeoutError)
+_UNUSABLE = (
+    OSError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    ValueError,
+    OverflowError,
+    TimeoutError,
+)
 
 
 def dsn_source(config: StoreBackendConfig) -> str:
@@ -111,7 +118,9 @@ class SharedStore:
         """Open ``name``'s store under its lease (:meth:`claim`, taken when not held)."""
         fence = await self.claim(name)
         try:
-            return await PgStore.open(self._pool, name, context_turns=context_turns, fence=fence)
+            return await PgStore.open(
+                self._pool, name, context_turns=context_turns, fence=fence, migrating=False
+            )
         except _UNUSABLE as exc:
             with anyio.CancelScope(shield=True):
                 await self.give_up(name)

@@ -146,6 +146,12 @@ def test_twenty_kill_9_rounds_lose_no_acknowledged_event(
             takeovers.append(time.monotonic() - killed)
             daemons[victim] = Daemon.start(homes[victim])
         time.sleep(0.5)
+        # Both daemons hold every soul as servable still: none failed along the way.
+        for home in homes:
+            listing = _call(home, "soul.list", {})
+            assert listing is not None
+            states = {s["name"]: s["state"] for s in listing["result"]["souls"]}
+            assert "failed" not in states.values(), states
     finally:
         for pusher in pushers:
             pusher.stopping.set()

@@ -19,8 +19,8 @@ A, B = "http://10.0.0.1:7411", "http://10.0.0.2:7411"
 
 
 def _config(**keys: object) -> StoreBackendConfig:
-    """A [store] table of backend "postgres" as soupd.toml would give it, set past the
-    refusal of its validation (the daemon does not run souls on PostgreSQL yet: #21)."""
+    """A [store] table of backend "postgres" as soupd.toml would give it, set past its
+    validation (which asks for advertise: the daemon's, given to SharedStore here)."""
     config = StoreBackendConfig(pool_max=4)
     for name, value in {"backend": "postgres", **keys}.items():
         msgspec.structs.force_setattr(config, name, value)

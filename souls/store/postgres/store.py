@@ -240,17 +240,25 @@ class PgStore:
 
     @classmethod
     async def open(
-        cls, pool: asyncpg.Pool, name: str, *, context_turns: int = 0, fence: Fence | None = None
+        cls,
+        pool: asyncpg.Pool,
+        name: str,
+        *,
+        context_turns: int = 0,
+        fence: Fence | None = None,
+        migrating: bool = True,
     ) -> PgStore:
         """Migrate the database when needed and open the soul ``name`` (registered
         when new). ``context_turns``: neighbouring turns indexed each side. ``fence``:
         the soul's lease, which every write is made under (a daemon's store always has
         one: :mod:`souls.store.postgres.writing`); without, writes are unfenced (tools
-        and tests that have the database to themselves)."""
+        and tests that have the database to themselves). ``migrating``: False when the
+        caller migrated the database already (a daemon, at start: not at every wake)."""
         if fence is not None and fence.soul != name:
             raise ValueError(f"the lease of soul {fence.soul!r} cannot fence soul {name!r}")
         async with pool.acquire() as db:
-            await migrate(db)
+            if migrating:
+                await migrate(db)
             soul = await soul_id(db, name)
             store = cls(pool, soul, name, context_turns, fence)
             store._next_event = await db.fetchval(
