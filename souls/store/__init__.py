@@ -18,7 +18,8 @@ derived state a turn writes in one go, :mod:`~souls.store.due` the @due wake-ups
 :mod:`~souls.store.bulk` multi-row inserts,
 :mod:`~souls.store.batch` a write transaction in one round trip,
 :mod:`~souls.store.reindex` the index rebuilt and :mod:`~souls.store.check` the
-read-only checks of a database file.
+read-only checks of a database file, :mod:`~souls.store.forgetting` what a full forget
+deletes and :mod:`~souls.store.export` the tables an export reads.
 
 May import :mod:`souls.text`, the vocabulary (events, messages, results) and
 :mod:`supervisor.errors`; never a room above it (intake, mind, recall, knowledge,
@@ -27,6 +28,6 @@ collision, llm, actor).
 
 # The modules other rooms may import; the rest are this room's own.
 __all__ = [
-    "bm25", "cards", "changes", "check", "fading", "files", "inner", "interface", "knowledge",
-    "logs", "neighbours", "reindex", "store",
+    "bm25", "cards", "changes", "check", "export", "fading", "files", "forgetting", "inner",
+    "interface", "knowledge", "logs", "neighbours", "reindex", "store",
 ]  # fmt: skip
