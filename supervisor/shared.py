@@ -26,12 +26,13 @@ import structlog
 
 from souls.store.postgres.lease import Fence, Leases, current_owner
 from souls.store.postgres.pool import create_pool
+from souls.store.postgres.schema import migrate
 from souls.store.postgres.store import PgStore
 from supervisor.config import StoreBackendConfig
 from supervisor.errors import ConfigError, SharedStoreUnusable, SoulElsewhere, SoulUnavailable
 from supervisor.secrets import read_secret
 
-__all__ = ["LEASE_PROBE", "SharedStore", "dsn_source"]
+__all__ = ["LEASE_PROBE", "SharedStore", "dsn_source", "migrate_database"]
 
 # Seconds between looks at the lease session (see SharedStore.watch).
 LEASE_PROBE = 1.0
@@ -52,6 +53,37 @@ def dsn_source(config: StoreBackendConfig) -> str:
     if config.dsn_env is not None:
         return f"[store] dsn_env (${config.dsn_env})"
     return f"[store] dsn_file ({config.dsn_file})"
+
+
+async def _dsn(config: StoreBackendConfig, config_file: str) -> str:
+    key = "store.dsn_env" if config.dsn_env is not None else "store.dsn_file"
+    try:
+        return await read_secret("", "the PostgreSQL DSN", config.dsn_env, config.dsn_file)
+    except ValueError as exc:
+        raise ConfigError(config_file, key, str(exc)) from None
+
+
+async def migrate_database(
+    config: StoreBackendConfig, *, config_file: str
+) -> tuple[list[str], list[str]]:
+    """``soupd migrate``: bring the shared database to this soupd's schema; the
+    migrations applied now, and all those applied. (A daemon migrates at start too;
+    this is for doing it ahead, once, with the daemons stopped or still on the old
+    schema, which every migration keeps readable.)"""
+    where = dsn_source(config)
+    dsn = await _dsn(config, config_file)
+    try:
+        db = await asyncpg.connect(dsn, timeout=10)
+    except _UNUSABLE as exc:
+        raise SharedStoreUnusable(where, _scrubbed(exc, dsn)) from None
+    try:
+        applied = await migrate(db)
+        every = [row[0] for row in await db.fetch("SELECT name FROM migrations ORDER BY name")]
+    except _UNUSABLE as exc:
+        raise SharedStoreUnusable(where, _scrubbed(exc, dsn)) from None
+    finally:
+        await db.close()
+    return applied, every
 
 
 class SharedStore:
@@ -75,11 +107,7 @@ class SharedStore:
         lease session of the daemon advertised at ``address``. ConfigError when the DSN
         cannot be read, SharedStoreUnusable when the database cannot be used."""
         where = dsn_source(config)
-        key = "store.dsn_env" if config.dsn_env is not None else "store.dsn_file"
-        try:
-            dsn = await read_secret("", "the PostgreSQL DSN", config.dsn_env, config.dsn_file)
-        except ValueError as exc:
-            raise ConfigError(config_file, key, str(exc)) from None
+        dsn = await _dsn(config, config_file)
         try:
             pool = await create_pool(dsn, min_size=config.pool_min, max_size=config.pool_max)
         except _UNUSABLE as exc:

@@ -22,6 +22,7 @@ are registered in the order ``--help`` lists them (so ``import`` stays here, bef
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -129,6 +130,7 @@ def _parser(as_json: bool = False) -> argparse.ArgumentParser:
     context.add_argument("query", nargs="?")
     context.add_argument("--session", help="count against this session's recall budget")
     command("status", _status, "show the daemon's status")
+    command("migrate", _migrate, "bring the shared PostgreSQL database ([store]) up to date")
     soul.register(command, _call, _print)
     loop.register(command, _call, _print)
     tasks.register(command, _call, _print)
@@ -211,6 +213,30 @@ def _start(args: argparse.Namespace) -> int:
             raise first from group
         raise
     return 0
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    import anyio
+
+    settings = _settings(args)
+    store = settings.daemon.store
+    if store.backend != "postgres":
+        result: dict[str, Any] = {"backend": store.backend, "applied": [], "migrations": []}
+        nothing = "the souls' SQLite files are migrated as each soul opens: nothing to do"
+        return _print(args, result, lambda _: nothing)
+    from supervisor.shared import migrate_database
+
+    applied, every = anyio.run(
+        functools.partial(migrate_database, store, config_file=str(settings.config_file))
+    )
+    result = {"backend": "postgres", "applied": applied, "migrations": every}
+
+    def human(_: Any) -> str:
+        if not applied:
+            return f"up to date: {len(every)} migrations, the last {every[-1]}"
+        return f"applied {len(applied)}: {', '.join(applied)}; now at {every[-1]}"
+
+    return _print(args, result, human)
 
 
 def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:

@@ -7,6 +7,7 @@ neither may do on this store yet says so."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import time
@@ -179,5 +180,26 @@ def test_a_lost_lease_session_costs_a_retry_not_the_soul(tmp_path: Path, pg_dsn:
             assert daemon.counts("alpha") == (2, 2)
             souls = daemon.result("soul.list")["souls"]
             assert [s["state"] for s in souls if s["name"] == "alpha"] == ["running"]
+    finally:
+        home.cleanup()
+
+
+def test_soupd_migrate_brings_the_database_up_to_date(tmp_path: Path, pg_dsn: str) -> None:
+    home = _home(tmp_path, "a", pg_dsn)
+    try:
+        first = home.cli("--json", "migrate")
+        assert first.returncode == 0, first.stderr
+        done = json.loads(first.stdout)
+        assert done["backend"] == "postgres"
+        assert done["applied"] == done["migrations"]
+        assert len(done["migrations"]) >= 13
+        again = home.cli("migrate")
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.startswith(f"up to date: {len(done['migrations'])} migrations")
+        home.extra_env["SOUPD_TEST_DSN"] = pg_dsn.replace("127.0.0.1", "127.0.0.1:1", 1)
+        refused = home.cli("migrate")
+        assert refused.returncode != 0
+        assert "$SOUPD_TEST_DSN" in refused.stderr
+        assert home.extra_env["SOUPD_TEST_DSN"] not in refused.stderr + refused.stdout
     finally:
         home.cleanup()
