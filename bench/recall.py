@@ -20,6 +20,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Awaitable, Callable
 
 from _daemon import percentile, running_daemon
 
@@ -110,14 +111,23 @@ def event(index: int, text: str, sessions: int) -> dict[str, str]:
 
 
 async def measure_soupd(
-    socket_path: str, soul: str, texts: list[str], qs: list[str], k: int, sessions: int = 0
+    socket_path: str,
+    soul: str,
+    texts: list[str],
+    qs: list[str],
+    k: int,
+    sessions: int = 0,
+    imported: Callable[[], Awaitable[None]] | None = None,
 ) -> dict[str, float]:
+    """``imported``: awaited between the import and the queries (not timed)."""
     reader, writer = await asyncio.open_unix_connection(socket_path, limit=1 << 24)
     started = time.perf_counter()
     for start in range(0, len(texts), 2000):
         events = [event(start + i, t, sessions) for i, t in enumerate(texts[start : start + 2000])]
         await call(reader, writer, "event.import", {"soul": soul, "events": events})
     import_s = time.perf_counter() - started
+    if imported is not None:
+        await imported()
     round_trips = []
     for q in qs:
         t0 = time.perf_counter()
