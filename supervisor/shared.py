@@ -38,10 +38,13 @@ __all__ = ["LEASE_PROBE", "SharedStore", "dsn_source", "migrate_database"]
 LEASE_PROBE = 1.0
 
 # What connecting may raise when the server or the DSN is wrong.
+# (A session the server just ended may say "another operation is in progress" while
+# asyncpg still reads its goodbye: an InternalClientError.)
 _UNUSABLE = (
     OSError,
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
     ValueError,
     OverflowError,
     TimeoutError,
