@@ -85,9 +85,9 @@ that reaches the SQLite connection directly (``store.db``, or the connection of
 ``store.transaction()``), outside souls/store/:
 
 * souls/actor/rights.py — backup (SQLite's backup API) and rebuild (the markers it
-  recomputes and the FTS5 index it rebuilds). The soul actor answers forget, export,
-  backup and rebuild ``unsupported`` on PostgreSQL, though the forget (the events a
-  request names: ``SoulStore.forgettable``) and the export themselves run there.
+  recomputes and the FTS5 index it rebuilds), which answer ``unsupported`` on
+  PostgreSQL; the forget (the events a request names: ``SoulStore.forgettable``) and
+  the export run on both.
 * souls/store/changes.py — :func:`~souls.store.changes.write_changes` writes all of a
   turn's derived rows in SQLite SQL; PgStore writes them all too (edges, markers,
   gaps, summaries, ``fired``, assemblies, surfaced, claims, questions, goals... in
@@ -96,7 +96,8 @@ that reaches the SQLite connection directly (``store.db``, or the connection of
   interface; those listed above are SQLite's only.
 * souls/store/check.py, reindex.py, files.py — the read-only checks of a database
   file, the FTS5 index rebuilt, the files beside it: SQLite's only, none yet for
-  PostgreSQL (nor ``soupd migrate``, export/import between the two).
+  PostgreSQL (``soupd migrate`` is supervisor.shared's; no export/import between the
+  two yet).
 * The semantic layer's vectors are a ``bytea`` on PostgreSQL, searched in the soul's
   matrix as on SQLite: the pgvector extension is not used yet. The ``memory_sources``
   of derived memories, which decay's purge and forget delete on SQLite, have no
