@@ -89,6 +89,7 @@ __all__ = [
     "related_slots",
     "retract",
     "subject_of",
+    "updated",
 ]
 
 Source = Literal["rule", "llm", "user"]
@@ -219,6 +220,20 @@ class ClaimUpdate(msgspec.Struct, frozen=True):
     state: ClaimState
     valid_to: float | None
     recorded_to: float | None
+
+
+def updated(row: ClaimRow, updates: Sequence[ClaimUpdate]) -> ClaimRow:
+    """``row`` after those of ``updates`` that concern it, as the claims table applies
+    them (a state, and the ends of its validity when an update sets them)."""
+    for update in updates:
+        if update.id == row.id:
+            row = msgspec.structs.replace(
+                row,
+                state=update.state,
+                valid_to=row.valid_to if update.valid_to is None else update.valid_to,
+                recorded_to=row.recorded_to if update.recorded_to is None else update.recorded_to,
+            )
+    return row
 
 
 class MergePlan(msgspec.Struct, frozen=True, kw_only=True):

@@ -12,13 +12,10 @@ largest, as SQLite would give them: the soul is the only writer of its claims).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import msgspec
-
 from souls.knowledge.claim_llm import Reading
-from souls.knowledge.claims import SLOTS, ClaimRow, ClaimUpdate, merge, related_slots
+from souls.knowledge.claims import SLOTS, ClaimRow, ClaimUpdate, merge, related_slots, updated
 from souls.knowledge.entries import Claim, Entries
 from souls.store.changes import ClaimClosing
 from souls.store.interface import SoulStore
@@ -72,7 +69,7 @@ async def store_reading(
             next_id += 1
             new.append(row)
             written.append(_claim(row))
-        held[subject] = [_closed(row, plan.updates) for row in held[subject]] + new
+        held[subject] = [updated(row, plan.updates) for row in held[subject]] + new
         updates += plan.updates
     fresh = entries.view.writing()
     kept = await store.knowledge.write_extracted(
@@ -95,16 +92,3 @@ def _claim(row: ClaimRow) -> Claim:
         row.event_id, row.source, row.confidence, row.state, row.valid_from, row.valid_to,
         row.recorded_from, row.recorded_to, row.due, None,
     )  # fmt: skip
-
-
-def _closed(row: ClaimRow, updates: Sequence[ClaimUpdate]) -> ClaimRow:
-    """``row`` after those of ``updates`` that close it, as the table applies them."""
-    for update in updates:
-        if update.id == row.id:
-            row = msgspec.structs.replace(
-                row,
-                state=update.state,
-                valid_to=row.valid_to if update.valid_to is None else update.valid_to,
-                recorded_to=row.recorded_to if update.recorded_to is None else update.recorded_to,
-            )
-    return row

@@ -46,6 +46,7 @@ from souls.knowledge.claims import (
     merge,
     related_slots,
     subject_of,
+    updated,
 )
 from souls.knowledge.entries import Claim, Entries
 from souls.knowledge.goal_merge import follow
@@ -297,12 +298,12 @@ class Knowledge:
                         )  # fmt: skip
                         plan.claims.append(_NewClaim(offset, new[0]))
                         next_claim += 1
-                    rows[:] = [_apply(row, result.updates) for row in rows] + new
+                    rows[:] = [updated(row, result.updates) for row in rows] + new
                     # Updates to rows of this batch are folded into their insert.
                     batch = {c.row.id: c for c in plan.claims}
                     for update in result.updates:
                         if update.id in batch:
-                            batch[update.id].row = _apply(batch[update.id].row, [update])
+                            batch[update.id].row = updated(batch[update.id].row, [update])
                         else:
                             plan.updates.append(update)
             if not self.config.questions:
@@ -520,16 +521,3 @@ class Knowledge:
             items=msgspec.json.decode(row.items, type=list[LoggedItem]),
             sections=msgspec.json.decode(row.sections, type=list[dict[str, object]]),
         )
-
-
-def _apply(row: ClaimRow, updates: Sequence[ClaimUpdate]) -> ClaimRow:
-    """``row`` after those of ``updates`` that concern it."""
-    for update in updates:
-        if update.id == row.id:
-            row = msgspec.structs.replace(
-                row,
-                state=update.state,
-                valid_to=row.valid_to if update.valid_to is None else update.valid_to,
-                recorded_to=row.recorded_to if update.recorded_to is None else update.recorded_to,
-            )
-    return row
