@@ -15,9 +15,18 @@ daemon and checks every claim, entry and goal it produced against these.
 
 from __future__ import annotations
 
-__all__ = ["FACTS", "GOALS", "NEVER", "START", "TOLD", "TURNS", "Turn"]
+import datetime as dt
+
+__all__ = ["FACTS", "GOALS", "NEVER", "START", "TOLD", "TURNS", "Turn", "timestamp"]
 
 START = "2026-04-06T08:00:00Z"  # day 0, a Monday
+
+
+def timestamp(day: int, hour: int) -> str:
+    """When a turn of ``day`` at ``hour`` was said (ISO 8601, UTC)."""
+    start = dt.datetime.fromisoformat(START.replace("Z", "+00:00"))
+    return (start + dt.timedelta(days=day, hours=hour)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
 
 # (day, hour, sender, kind, text); sender "" for the assistant
 Turn = tuple[int, int, str, str, str]

@@ -7,17 +7,11 @@ daydreams or someone else's plans."""
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 from typing import Any
 
 from .harness import Home, StartSoupd
-from .knowing_chat import FACTS, GOALS, NEVER, START, TOLD, TURNS
-
-
-def _ts(day: int, hour: int) -> str:
-    start = dt.datetime.fromisoformat(START.replace("Z", "+00:00"))
-    return (start + dt.timedelta(days=day, hours=hour)).strftime("%Y-%m-%dT%H:%M:%SZ")
+from .knowing_chat import FACTS, GOALS, NEVER, TOLD, TURNS, timestamp
 
 
 def test_four_weeks_of_messy_chat_give_what_a_reader_would_hold(
@@ -26,7 +20,7 @@ def test_four_weeks_of_messy_chat_give_what_a_reader_would_hold(
     soupd_home.add_soul("kim")
     daemon = start_soupd()
     for n, (day, hour, sender, kind, text) in enumerate(TURNS):
-        fields: dict[str, Any] = {"kind": kind, "ts": _ts(day, hour), "ref": f"t{n}"}
+        fields: dict[str, Any] = {"kind": kind, "ts": timestamp(day, hour), "ref": f"t{n}"}
         if sender:
             fields["sender"] = sender
         pushed = daemon.push("kim", text, **fields)

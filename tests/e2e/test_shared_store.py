@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from e2e.harness import Daemon, Home, running, wait_for
+from e2e.knowing_chat import FACTS, GOALS, TOLD, TURNS, timestamp
 from e2e.shared import shared_home
 
 
@@ -201,5 +202,43 @@ def test_soupd_migrate_brings_the_database_up_to_date(tmp_path: Path, pg_dsn: st
         assert refused.returncode != 0
         assert "$SOUPD_TEST_DSN" in refused.stderr
         assert home.extra_env["SOUPD_TEST_DSN"] not in refused.stderr + refused.stdout
+    finally:
+        home.cleanup()
+
+
+def test_four_weeks_of_messy_chat_give_the_same_knowing_on_postgresql(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    # The bilingual chat of tests/e2e/knowing_chat.py (typos, fillers, moves, a renamed
+    # cat, a called-off plan, goals reached and dropped) played through a daemon on the
+    # shared store: the same facts, events and goals a reader would hold as on SQLite.
+    home = shared_home(tmp_path, "a", pg_dsn, "", ("kim",))
+    try:
+        with running(home) as daemon:
+            for n, (day, hour, sender, kind, text) in enumerate(TURNS):
+                fields: dict[str, object] = {
+                    "kind": kind,
+                    "ts": timestamp(day, hour),
+                    "ref": f"t{n}",
+                }
+                if sender:
+                    fields["sender"] = sender
+                assert daemon.push("kim", text, **fields)["status"] == "stored", text
+            claims = daemon.result("claims", {"soul": "kim", "all": True})["claims"]
+            facts = {
+                (c["subject"], c["slot"], c["value"], c["state"])
+                for c in claims
+                if c["slot"] != "event"
+            }
+            assert facts == FACTS
+            told = [(c["subject"], c["value"]) for c in claims if c["slot"] == "event"]
+            assert len(told) == len(TOLD)
+            for subject, piece in TOLD:
+                assert any(s == subject and piece in v for s, v in told), (subject, piece)
+            goals = daemon.result("goals", {"soul": "kim"})["goals"]
+            assert {(g["speaker"], g["statement"], g["state"]) for g in goals} == GOALS
+            # And recall puts the fact in force first: the move, not the old city.
+            where = daemon.recall("kim", "where does Sam live now?", k=3)
+            assert "Lyon" in where[0]["text"], [w["text"] for w in where]
     finally:
         home.cleanup()
