@@ -306,6 +306,16 @@ class StoreBackendConfig(_Section, frozen=True):
         _check_advertised(self.advertise)
 
 
+def postgres_missing(config_file: Path) -> ConfigError:
+    """What ``backend = "postgres"`` says where the asyncpg driver is not installed."""
+    return ConfigError(
+        str(config_file),
+        "store.backend",
+        'backend = "postgres" needs the PostgreSQL driver, an optional extra: install '
+        "soupd with it (pip install 'soupd[postgres]', or '.[postgres]' from a checkout)",
+    )
+
+
 def _check_advertised(advertise: str | None) -> None:
     """``[store] advertise``: where the other daemons send this one's requests, with the
     shared bearer token: explicit, a scheme, a host and a port, nothing else, and over

@@ -47,6 +47,7 @@ from supervisor.config import (
     DEFAULT_SOUL,
     Settings,
     load_settings,
+    postgres_missing,
     read_souls,
     shared_folders,
     soul_config,
@@ -181,7 +182,12 @@ class Daemon:
             store = self.settings.daemon.store
             if store.backend == "postgres":
                 # Imported only when used: asyncpg is the optional "postgres" extra.
-                from supervisor.shared import SharedStore
+                try:
+                    from supervisor.shared import SharedStore
+                except ModuleNotFoundError as missing:
+                    if missing.name != "asyncpg":
+                        raise
+                    raise postgres_missing(self.settings.config_file) from missing
 
                 self._shared = await SharedStore.open(
                     store, self.settings.advertised, config_file=str(self.settings.config_file)

@@ -224,7 +224,14 @@ def _migrate(args: argparse.Namespace) -> int:
         result: dict[str, Any] = {"backend": store.backend, "applied": [], "migrations": []}
         nothing = "the souls' SQLite files are migrated as each soul opens: nothing to do"
         return _print(args, result, lambda _: nothing)
-    from supervisor.shared import migrate_database
+    try:
+        from supervisor.shared import migrate_database
+    except ModuleNotFoundError as missing:
+        if missing.name != "asyncpg":
+            raise
+        from supervisor.config import postgres_missing
+
+        raise postgres_missing(settings.config_file) from missing
 
     applied, every = anyio.run(
         functools.partial(migrate_database, store, config_file=str(settings.config_file))

@@ -4,9 +4,12 @@ tests/e2e/test_shared_store.py)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from e2e.harness import Home
 
 from supervisor.config import DaemonConfig, StoreBackendConfig, check_file, read_toml
 from supervisor.errors import ConfigError
@@ -78,3 +81,40 @@ def test_config_check_names_what_is_wrong(tmp_path: Path, text: str, key: str, s
     error = refusal(tmp_path, f"[store]\n{text}\n")
     assert error.key == key
     assert says in str(error)
+
+
+# Runs soupd's own entry point with the asyncpg driver made impossible to import, as on a
+# machine where soupd was installed without its "postgres" extra.
+_WITHOUT_ASYNCPG = """
+import builtins, sys
+real = builtins.__import__
+def without(name, *args, **kwargs):
+    if name == "asyncpg" or name.startswith("asyncpg."):
+        raise ModuleNotFoundError("No module named 'asyncpg'", name="asyncpg")
+    return real(name, *args, **kwargs)
+builtins.__import__ = without
+from supervisor.cli.main import main
+sys.argv = ["soupd", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("command", ["start", "migrate"])
+def test_postgres_without_its_driver_says_what_to_install(soupd_home: Home, command: str) -> None:
+    path = soupd_home.write_config(
+        '[store]\nbackend = "postgres"\ndsn_env = "SOUPD_DSN"\n'
+        'advertise = "http://127.0.0.1:7411"\n'
+    )
+    soupd_home.extra_env["SOUPD_DSN"] = "postgresql://u@127.0.0.1:1/x"
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_ASYNCPG, command],
+        env=soupd_home.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert f"{path}: store.backend" in done.stderr
+    assert "pip install 'soupd[postgres]'" in done.stderr
+    assert "Traceback" not in done.stderr
