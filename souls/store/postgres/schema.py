@@ -531,6 +531,29 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             FOR EACH ROW EXECUTE FUNCTION events_epoch();
         """,
     ),
+    (
+        "0014_row_checks",
+        """
+        -- Three checks made at every row cost a push a third of its store time, each
+        -- planned again for each row (plan_cache_mode = force_custom_plan,
+        -- souls/store/postgres/pool.py): the trigger that gave an event its epoch, and
+        -- the foreign keys from an event to its soul and from a memory to its event
+        -- (20 and 40 us a row). The store writes the epoch itself: its fence's, which
+        -- the write's check found on the soul's row and holds FOR SHARE until the
+        -- commit (souls/store/postgres/lease.py), so the same value. The event's key
+        -- goes: that check holds the soul's row more strongly than the key would, and
+        -- no soul is ever deleted. The memory's key goes: a memory is written only by
+        -- its soul's one writer, in the transaction that wrote its event, and
+        -- forgetting deletes the memories before their events (PgStore._forget), as
+        -- on SQLite, whose key stays. A check once a statement over the rows written
+        -- (a transition table) was tried: planned without statistics on a growing
+        -- table, it scanned the soul's events for each memory.
+        DROP TRIGGER events_epoch ON events;
+        DROP FUNCTION events_epoch();
+        ALTER TABLE memories DROP CONSTRAINT memories_soul_event_id_fkey;
+        ALTER TABLE events DROP CONSTRAINT events_soul_fkey;
+        """,
+    ),
 )
 
 

@@ -102,3 +102,40 @@ async def test_a_store_gets_its_own_soul_s_fence_only(pg_dsn: str, pool: asyncpg
             await PgStore.open(pool, "beta", fence=fence)
     finally:
         await leases.close()
+
+
+async def test_each_event_records_the_epoch_of_the_lease_it_was_written_under(
+    pg_dsn: str, pool: asyncpg.Pool
+) -> None:
+    leases = await Leases.open(pg_dsn, "10.0.0.1:7411")
+    try:
+        fence = await _taken(leases, "alpha")
+        store = await PgStore.open(pool, "alpha", fence=fence)
+        # One event (an insert of arrays) and a batch of 100 (a COPY): both the fence's.
+        await store.append([event(1)], now=T0)
+        await store.append([event(i) for i in range(2, 102)], now=T0)
+        await leases.give_up("alpha")
+        again = await _taken(leases, "alpha")
+        assert again.epoch > fence.epoch
+        store = await PgStore.open(pool, "alpha", fence=again)
+        await store.append([event(102)], now=T0)
+        # A tool's unfenced store writes under the epoch the soul's row holds.
+        tool = await PgStore.open(pool, "alpha")
+        await tool.append([event(i) for i in range(103, 203)], now=T0)
+        async with pool.acquire() as db:
+            rows = await db.fetch("SELECT ref, epoch FROM events ORDER BY id")
+        epochs = {r["ref"]: r["epoch"] for r in rows}
+        assert len(epochs) == 202
+        assert {epochs[f"r{i}"] for i in range(1, 102)} == {fence.epoch}
+        assert {epochs[f"r{i}"] for i in range(102, 203)} == {again.epoch}
+        # A batch written by COPY reads back as one written by arrays.
+        hits = await store.search('"deploy"', 300)
+        assert len(hits) == 202
+        stored = await store.stored_event(150)
+        assert stored is not None
+        assert (stored.ts, stored.sender) == (T0 + 150, "ann")
+        item = await store.memory_item(150)
+        assert item is not None
+        assert item.text == "the deploy 150 went fine"
+    finally:
+        await leases.close()
