@@ -63,6 +63,7 @@ from souls.store.postgres.lease import Fence
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.scope import scope_sql
 from souls.store.postgres.search import match_terms, own_sql, plan, ranked_sql
+from souls.store.postgres.term_counts import TermCounts
 from souls.store.postgres.writing import writing
 from souls.store.store import Candidate, Hit, NewEvent, Origin, Scope, StoreCounts, Successor
 
@@ -260,6 +261,7 @@ class PgStore:
         self._next_event = 1
         self._next_memory = 1
         self._stats: TermStats | None = None
+        self._counts = TermCounts()
         self._speakers: set[str] | None = None
 
     @classmethod
@@ -381,6 +383,7 @@ class PgStore:
                     await self._write_changes(db, changes, now, ids)
         self._next_event += len(events)
         self._next_memory += len(events)
+        self._counts.applied(delta.documents, delta.tokens, delta.doc_rows, delta.rows)
         if self._stats is not None:
             self._stats.add(row.tokens() for row in rows)
             for old, new in rewritten:
@@ -1066,27 +1069,29 @@ class PgStore:
         """The ``limit`` best matches by BM25, visible or not (the later stored first
         on ties), each with its indexed row, memory and origin, as
         :meth:`souls.store.store.Store.candidates`."""
-        rows = await self._ranked(match, limit, context_weight, own, scope, descending_ids=True)
-        if not rows:
-            return []
-        scores = {int(memory_id): float(score) for memory_id, score in rows}
         async with self._pool.acquire() as db:
+            ranking = await self._ranking(db, match, context_weight, own, scope, True)
+            if ranking is None:
+                return []
+            ranked, params = ranking
+            # The ranking and its rows in one round trip, in the ranking's order.
             found = await db.fetch(
                 f"""
-                SELECT i.memory_id, i.doc, i.prior, i.later,
+                WITH r AS MATERIALIZED ({ranked})
+                SELECT r.memory_id, i.doc, i.prior, i.later,
                        m.id IS NOT NULL AND m.hidden_at IS NULL, {_KIND}, m.text, m.salience,
                        e.ref, m.event_id, e.sender, e.person, e.ts, m.created,
-                       {claims.SUPERSEDED}
-                FROM memory_index AS i
+                       {claims.SUPERSEDED}, r.score
+                FROM r
+                JOIN memory_index AS i ON i.soul = $1 AND i.memory_id = r.memory_id
                 LEFT JOIN memories AS m ON m.soul = i.soul AND m.id = i.memory_id
                 LEFT JOIN events AS e ON e.soul = m.soul AND e.id = m.event_id
-                WHERE i.soul = $1 AND i.memory_id = ANY($2::bigint[])
+                ORDER BY r.score DESC, r.memory_id DESC
                 """,
-                self.soul,
-                list(scores),
+                *params,
+                limit,
             )
-        by_id = {int(r[0]): r for r in found}
-        return [_candidate(m, scores[m], r) for m in scores if (r := by_id.get(m)) is not None]
+        return [_candidate(int(r[0]), float(r[15]), r) for r in found]
 
     async def _ranked(
         self,
@@ -1099,35 +1104,41 @@ class PgStore:
         descending_ids: bool,
     ) -> list[tuple[int, float]]:
         """The ``limit`` best (memory id, BM25) of the index for ``match``."""
-        terms = match_terms(match)
         async with self._pool.acquire() as db:
-            documents, tokens = await db.fetchrow(
-                "SELECT documents, tokens FROM index_stats WHERE soul = $1", self.soul
-            )
-            if not documents:
+            ranking = await self._ranking(db, match, context_weight, own, scope, descending_ids)
+            if ranking is None:
                 return []
-            df = {
-                term: (int(doc_rows), int(rows))
-                for term, doc_rows, rows in await db.fetch(
-                    "SELECT term, doc_rows, rows FROM term_stats"
-                    " WHERE soul = $1 AND term = ANY($2::text[])",
-                    self.soul,
-                    terms,
-                )
-            }
-            query = plan(terms, df, documents, tokens, context_weight)
-            params: list[object] = [self.soul]
-            where: list[str] = []
-            if own is not None:
-                params.append(match_terms(own))
-                where.append(own_sql(len(params)))
-            if scope:
-                inner, scoped = scope_sql(scope, len(params) + 1)
-                params += scoped
-                where.append(f"p.memory_id IN ({inner})")
-            sql, args = ranked_sql(query, len(params) + 1, where, descending_ids)
-            rows = await db.fetch(sql, *params, *args, limit)
+            sql, params = ranking
+            rows = await db.fetch(sql, *params, limit)
         return [(int(m), float(s)) for m, s in rows]
+
+    async def _ranking(
+        self,
+        db: asyncpg.Connection,
+        match: str,
+        context_weight: float | None,
+        own: str | None,
+        scope: Scope | None,
+        descending_ids: bool,
+    ) -> tuple[str, list[object]] | None:
+        """The SELECT of (memory id, BM25) for ``match``, best first, and its
+        parameters but the last (the limit); None when the index is empty."""
+        terms = match_terms(match)
+        documents, tokens, df = await self._counts.read(db, self.soul, terms)
+        if not documents:
+            return None
+        query = plan(terms, df, documents, tokens, context_weight)
+        params: list[object] = [self.soul]
+        where: list[str] = []
+        if own is not None:
+            params.append(match_terms(own))
+            where.append(own_sql(len(params)))
+        if scope:
+            inner, scoped = scope_sql(scope, len(params) + 1)
+            params += scoped
+            where.append(f"p.memory_id IN ({inner})")
+        sql, args = ranked_sql(query, len(params) + 1, where, descending_ids)
+        return sql, params + args
 
     async def within(self, memory_ids: Sequence[int], scope: Scope) -> set[int]:
         """Those of ``memory_ids`` that are within ``scope``."""
@@ -1241,6 +1252,7 @@ class PgStore:
     def drop_caches(self) -> None:
         """Forget the derived statistics: memories left the index."""
         self._stats = None
+        self._counts.drop()
         self._speakers = None
 
     async def counts(self) -> StoreCounts:

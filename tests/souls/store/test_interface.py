@@ -558,3 +558,41 @@ def _claims(
             changes.closings.append(ClaimClosing(old, "superseded", at + offset, at + offset))
         in_force[subject, slot] = claim_id
     return changes
+
+
+async def test_the_counts_kept_between_queries_follow_every_write(
+    store: SoulStore, opener: Opener
+) -> None:
+    # The store that answered queries all along keeps its BM25 counts (souls/store/
+    # postgres/term_counts.py, souls/store/bm25.py) through appends (their neighbouring
+    # turns rewritten), hides and forgets: it ranks as one opened afresh after each.
+    words = ["deploy", "failed", "migration", "timeout", "lyon", "paris", "cat", "mochi"]
+    rng = random.Random(7)
+    asked = ("deploy failed", "migration timeout", "moved to lyon", "cat mochi paris")
+    queries = [fts_match(query_terms(q)) for q in asked]
+
+    async def ranked(s: SoulStore) -> list[list[tuple[int, float]]]:
+        found = []
+        for q in queries:
+            for weight in (None, 0.4):
+                found.append([(c.memory_id, round(c.score, 9))
+                              for c in await s.candidates(q, 10, weight)])  # fmt: skip
+        return found
+
+    ids: list[int] = []
+    for step in range(6):
+        batch = [
+            new_event(" ".join(rng.choices(words, k=rng.randint(2, 6))),
+                      session=f"s{rng.randint(1, 2)}")
+            for _ in range(rng.choice([3, 70]))  # arrays and COPY on PostgreSQL
+        ]  # fmt: skip
+        ids += await store.append(batch)
+        await ranked(store)  # the terms asked now are kept
+        if step == 2:
+            assert await store.hide(ids[:5], T0 + 1) == 5
+            store.drop_caches()  # as the soul's mind does once memories left the index
+        if step == 4:
+            assert await store.forget(ids[5:9]) == 4
+        fresh = await opener()
+        assert await ranked(store) == await ranked(fresh), step
+        await fresh.close()

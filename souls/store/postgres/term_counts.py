@@ -1,0 +1,79 @@
+"""The counts BM25 reads of a soul's index on PostgreSQL (``index_stats``: rows and
+tokens; ``term_stats``: a term's own-text and any-column rows), kept by the soul's store
+between queries: a recall reads them without two round trips of its own.
+
+The soul's actor is the only writer of its rows, so its store knows every change: an
+append's :class:`~souls.store.postgres.store._Delta` is applied to what is kept once it
+committed; any other write that takes rows out of the index drops what is kept. A read
+that began before a write ended keeps nothing (a generation count), so what is kept is
+always the committed counts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import asyncpg
+
+__all__ = ["TermCounts"]
+
+# Terms kept at most (some 150 bytes each): past it, they are read again as asked.
+_KEPT = 20_000
+
+
+class TermCounts:
+    """One soul's kept counts."""
+
+    def __init__(self) -> None:
+        self._index: tuple[int, int] | None = None
+        self._terms: dict[str, tuple[int, int]] = {}
+        self._generation = 0
+
+    async def read(
+        self, db: asyncpg.Connection, soul: int, terms: Sequence[str]
+    ) -> tuple[int, int, dict[str, tuple[int, int]]]:
+        """The index's rows and tokens, and each of ``terms``' (own-text rows, rows);
+        read from the database only where not kept."""
+        generation = self._generation
+        index = self._index
+        if index is None:
+            row = await db.fetchrow(
+                "SELECT documents, tokens FROM index_stats WHERE soul = $1", soul
+            )
+            index = (int(row[0]), int(row[1])) if row is not None else (0, 0)
+        missing = [term for term in dict.fromkeys(terms) if term not in self._terms]
+        found: dict[str, tuple[int, int]] = {}
+        if missing:
+            found = dict.fromkeys(missing, (0, 0))
+            for term, doc_rows, rows in await db.fetch(
+                "SELECT term, doc_rows, rows FROM term_stats"
+                " WHERE soul = $1 AND term = ANY($2::text[])",
+                soul,
+                missing,
+            ):
+                found[term] = (int(doc_rows), int(rows))
+        counts = {term: found.get(term) or self._terms.get(term, (0, 0)) for term in terms}
+        if generation == self._generation:  # no write ended meanwhile
+            self._index = index
+            if len(self._terms) + len(found) > _KEPT:
+                self._terms.clear()
+            self._terms.update(found)
+        return index[0], index[1], counts
+
+    def applied(
+        self, documents: int, tokens: int, doc_rows: Mapping[str, int], rows: Mapping[str, int]
+    ) -> None:
+        """A committed write changed the counts by these amounts."""
+        self._generation += 1
+        if self._index is not None:
+            self._index = (self._index[0] + documents, self._index[1] + tokens)
+        kept = self._terms
+        for term in doc_rows.keys() | rows.keys():
+            if term in kept:
+                own, every = kept[term]
+                kept[term] = (own + doc_rows.get(term, 0), every + rows.get(term, 0))
+
+    def drop(self) -> None:
+        """Rows left the index by a write that did not count them: read again."""
+        self._generation += 1
+        self._index = None
+        self._terms.clear()
