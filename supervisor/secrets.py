@@ -4,6 +4,7 @@ or a file when they are needed (a channel's token, the shared store's DSN)."""
 from __future__ import annotations
 
 import os
+import stat
 
 import anyio
 
@@ -29,13 +30,25 @@ async def read_secret(who: str, what: str, env: str | None, file: str | None) ->
     if file is None:
         raise ValueError(f"{who}no {what} configured")
     try:
-        path = await anyio.Path(file).expanduser()
-        value = (await path.read_text(encoding="utf-8")).strip()
+        mode, value = await anyio.to_thread.run_sync(_read_file, file)
     except OSError as exc:
         raise ValueError(
             f"{who}cannot read {what} from {file}: {exc.strerror or exc}; check the path "
             "and that soupd's user may read it"
         ) from None
+    if mode & 0o007:
+        raise ValueError(
+            f"{who}{file} ({what}) has mode {mode:04o}: every user of this machine may read "
+            f"it; run `chmod o-rwx {file}` (and change the secret if it may have been read)"
+        )
     if not value:
         raise ValueError(f"{who}{file} ({what}) is empty")
-    return str(value)
+    return value
+
+
+def _read_file(path: str) -> tuple[int, str]:
+    """The permission bits and stripped text (its first 64 KiB) of the file at ``path``
+    (``~`` expanded; one open: the bits are the read file's)."""
+    with open(os.path.expanduser(path), encoding="utf-8") as f:
+        mode = stat.S_IMODE(os.fstat(f.fileno()).st_mode)
+        return mode, f.read(1 << 16).strip()

@@ -144,6 +144,11 @@ async def test_secrets_come_from_the_environment_or_a_file(
     monkeypatch.setenv("TOKEN", " 123:ABC\n")
     assert await read_secret("tg", "token", "TOKEN", None) == "123:ABC"
     (tmp_path / "token").write_text("456:DEF\n")
+    (tmp_path / "token").chmod(0o644)
+    # A secret file every user of the machine may read is refused, naming the fix.
+    with pytest.raises(ValueError, match=r"has mode 0644: every user .*`chmod o-rwx"):
+        await read_secret("tg", "token", None, str(tmp_path / "token"))
+    (tmp_path / "token").chmod(0o640)  # a group of its own may share it
     assert await read_secret("tg", "token", None, str(tmp_path / "token")) == "456:DEF"
     monkeypatch.delenv("TOKEN")
     with pytest.raises(ValueError, match="environment variable TOKEN"):

@@ -19,6 +19,7 @@ APP, BOT = "xapp-1-A1-fake", "xoxb-fake"
 def tokens(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SLACK_APP_TOKEN", APP)
     (tmp_path / "bot").write_text(BOT)
+    (tmp_path / "bot").chmod(0o600)
 
 
 def config(url: str, tmp_path: Path, **changes: Any) -> SlackConfig:

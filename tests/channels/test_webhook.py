@@ -89,6 +89,7 @@ async def test_bad_or_missing_signature_is_401_and_nothing_is_stored(
 ) -> None:
     secret_file = tmp_path / "secret"
     secret_file.write_text(SECRET + "\n")
+    secret_file.chmod(0o600)
     async with (
         running_souls(tmp_path, "ada") as registry,
         running_channels([config(secret_file=str(secret_file))], registry) as channels,

@@ -41,6 +41,7 @@ async def test_one_daemon_serves_a_soul_another_is_told_where(
 ) -> None:
     monkeypatch.setenv("SOUPD_TEST_DSN", pg_dsn)
     (tmp_path / "dsn").write_text(pg_dsn + "\n")
+    (tmp_path / "dsn").chmod(0o600)
     first = await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="a.toml")
     second = await SharedStore.open(
         _config(dsn_file=str(tmp_path / "dsn")), B, config_file="b.toml"
