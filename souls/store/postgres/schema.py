@@ -547,9 +547,12 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         -- forgetting deletes the memories before their events (PgStore._forget), as
         -- on SQLite, whose key stays. A check once a statement over the rows written
         -- (a transition table) was tried: planned without statistics on a growing
-        -- table, it scanned the soul's events for each memory.
+        -- table, it scanned the soul's events for each memory. The trigger stays for
+        -- a row that comes without its epoch (a daemon not yet upgraded, sharing the
+        -- database): such a row still records its writer's.
         DROP TRIGGER events_epoch ON events;
-        DROP FUNCTION events_epoch();
+        CREATE TRIGGER events_epoch BEFORE INSERT ON events
+            FOR EACH ROW WHEN (NEW.epoch = 0) EXECUTE FUNCTION events_epoch();
         ALTER TABLE memories DROP CONSTRAINT memories_soul_event_id_fkey;
         ALTER TABLE events DROP CONSTRAINT events_soul_fkey;
         """,

@@ -343,7 +343,7 @@ class PgStore:
         delta = _Delta()
         rows: list[Row] = []
         rewritten: list[tuple[Row, Row]] = []
-        with anyio.CancelScope(shield=True):
+        with self._counts.writing(), anyio.CancelScope(shield=True):
             async with writing(self._pool, self._fence) as db:
                 if events:
                     epoch = await self._epoch(db)
@@ -381,9 +381,9 @@ class PgStore:
                 if changes:
                     ids = range(first_event, first_event + len(events))
                     await self._write_changes(db, changes, now, ids)
+            self._counts.applied(delta.documents, delta.tokens, delta.doc_rows, delta.rows)
         self._next_event += len(events)
         self._next_memory += len(events)
-        self._counts.applied(delta.documents, delta.tokens, delta.doc_rows, delta.rows)
         if self._stats is not None:
             self._stats.add(row.tokens() for row in rows)
             for old, new in rewritten:

@@ -4,13 +4,15 @@ between queries: a recall reads them without two round trips of its own.
 
 The soul's actor is the only writer of its rows, so its store knows every change: an
 append's :class:`~souls.store.postgres.store._Delta` is applied to what is kept once it
-committed; any other write that takes rows out of the index drops what is kept. A read
-that began before a write ended keeps nothing (a generation count), so what is kept is
-always the committed counts."""
+committed; any other write that takes rows out of the index drops what is kept once it
+committed. A read that overlapped an append (began before it ended, or ended while it
+ran) keeps nothing, so what is kept is always the committed counts, each change
+counted once."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import asyncpg
 
@@ -26,7 +28,8 @@ class TermCounts:
     def __init__(self) -> None:
         self._index: tuple[int, int] | None = None
         self._terms: dict[str, tuple[int, int]] = {}
-        self._generation = 0
+        self._generation = 0  # moves at every write's start and end, and every drop
+        self._writes = 0  # appends under way
 
     async def read(
         self, db: asyncpg.Connection, soul: int, terms: Sequence[str]
@@ -52,18 +55,30 @@ class TermCounts:
             ):
                 found[term] = (int(doc_rows), int(rows))
         counts = {term: found.get(term) or self._terms.get(term, (0, 0)) for term in terms}
-        if generation == self._generation:  # no write ended meanwhile
+        if generation == self._generation and not self._writes:  # no write overlapped
             self._index = index
             if len(self._terms) + len(found) > _KEPT:
                 self._terms.clear()
             self._terms.update(found)
         return index[0], index[1], counts
 
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around an append, from before its transaction to after :meth:`applied`:
+        the reads that overlap it keep nothing."""
+        self._writes += 1
+        self._generation += 1
+        try:
+            yield
+        finally:
+            self._writes -= 1
+            self._generation += 1
+
     def applied(
         self, documents: int, tokens: int, doc_rows: Mapping[str, int], rows: Mapping[str, int]
     ) -> None:
-        """A committed write changed the counts by these amounts."""
-        self._generation += 1
+        """A committed append changed the counts by these amounts (within
+        :meth:`writing`)."""
         if self._index is not None:
             self._index = (self._index[0] + documents, self._index[1] + tokens)
         kept = self._terms

@@ -123,11 +123,17 @@ async def test_each_event_records_the_epoch_of_the_lease_it_was_written_under(
         tool = await PgStore.open(pool, "alpha")
         await tool.append([event(i) for i in range(103, 203)], now=T0)
         async with pool.acquire() as db:
+            # A row without its epoch (a daemon not yet upgraded) gets the soul's.
+            await db.execute(
+                "INSERT INTO events (soul, id, ref, kind, ts, recorded, salience, text)"
+                " VALUES ($1, 203, 'r203', 'message', 0, 0, 0.5, 'old writer')",
+                store.soul,
+            )
             rows = await db.fetch("SELECT ref, epoch FROM events ORDER BY id")
         epochs = {r["ref"]: r["epoch"] for r in rows}
-        assert len(epochs) == 202
+        assert len(epochs) == 203
         assert {epochs[f"r{i}"] for i in range(1, 102)} == {fence.epoch}
-        assert {epochs[f"r{i}"] for i in range(102, 203)} == {again.epoch}
+        assert {epochs[f"r{i}"] for i in range(102, 204)} == {again.epoch}
         # A batch written by COPY reads back as one written by arrays.
         hits = await store.search('"deploy"', 300)
         assert len(hits) == 202
