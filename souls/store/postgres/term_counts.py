@@ -18,7 +18,9 @@ import asyncpg
 
 __all__ = ["TermCounts"]
 
-# Terms kept at most (some 150 bytes each): past it, they are read again as asked.
+# Terms kept at most (some 150 bytes each). A soul with no more holds all of its terms
+# (read with the index's counts: then a query reads nothing); past it, the terms asked,
+# read as asked.
 _KEPT = 20_000
 
 
@@ -28,6 +30,7 @@ class TermCounts:
     def __init__(self) -> None:
         self._index: tuple[int, int] | None = None
         self._terms: dict[str, tuple[int, int]] = {}
+        self._complete = False  # every term of the soul is in _terms (absent: no row)
         self._generation = 0  # moves at every write's start and end, and every drop
         self._writes = 0  # appends under way
 
@@ -37,14 +40,22 @@ class TermCounts:
         """The index's rows and tokens, and each of ``terms``' (own-text rows, rows);
         read from the database only where not kept."""
         generation = self._generation
-        index = self._index
+        index, complete = self._index, self._complete
+        found: dict[str, tuple[int, int]] = {}
         if index is None:
             row = await db.fetchrow(
                 "SELECT documents, tokens FROM index_stats WHERE soul = $1", soul
             )
             index = (int(row[0]), int(row[1])) if row is not None else (0, 0)
-        missing = [term for term in dict.fromkeys(terms) if term not in self._terms]
-        found: dict[str, tuple[int, int]] = {}
+            every = await db.fetch(
+                "SELECT term, doc_rows, rows FROM term_stats WHERE soul = $1 LIMIT $2",
+                soul,
+                _KEPT + 1,
+            )
+            complete = len(every) <= _KEPT
+            if complete:
+                found = {term: (int(doc_rows), int(rows)) for term, doc_rows, rows in every}
+        missing = [] if complete else [t for t in dict.fromkeys(terms) if t not in self._terms]
         if missing:
             found = dict.fromkeys(missing, (0, 0))
             for term, doc_rows, rows in await db.fetch(
@@ -54,12 +65,15 @@ class TermCounts:
                 missing,
             ):
                 found[term] = (int(doc_rows), int(rows))
-        counts = {term: found.get(term) or self._terms.get(term, (0, 0)) for term in terms}
+        kept = found if complete and self._index is None else self._terms
+        counts = {term: found.get(term) or kept.get(term, (0, 0)) for term in terms}
         if generation == self._generation and not self._writes:  # no write overlapped
-            self._index = index
-            if len(self._terms) + len(found) > _KEPT:
-                self._terms.clear()
-            self._terms.update(found)
+            if self._index is None:
+                self._index, self._complete, self._terms = index, complete, found
+            elif found:
+                if len(self._terms) + len(found) > _KEPT:
+                    self._terms.clear()
+                self._terms.update(found)
         return index[0], index[1], counts
 
     @contextmanager
@@ -81,14 +95,18 @@ class TermCounts:
         :meth:`writing`)."""
         if self._index is not None:
             self._index = (self._index[0] + documents, self._index[1] + tokens)
-        kept = self._terms
+        kept, complete = self._terms, self._complete
         for term in doc_rows.keys() | rows.keys():
-            if term in kept:
-                own, every = kept[term]
+            if term in kept or complete:
+                own, every = kept.get(term, (0, 0))
                 kept[term] = (own + doc_rows.get(term, 0), every + rows.get(term, 0))
+        if complete and len(kept) > _KEPT:  # grown past: the terms asked from now on
+            self._complete = False
+            kept.clear()
 
     def drop(self) -> None:
         """Rows left the index by a write that did not count them: read again."""
         self._generation += 1
         self._index = None
-        self._terms.clear()
+        self._complete = False
+        self._terms = {}

@@ -1,6 +1,7 @@
 """The BM25 counts a PostgreSQL store keeps between queries (souls/store/postgres/
-term_counts.py): a read that overlaps an append keeps nothing, so each change is counted
-once. The database here is a stand-in whose answers the test releases when it chooses
+term_counts.py), with every term of the soul kept or only those asked: an append's
+counts follow it, a read that overlaps an append keeps nothing, so each change is
+counted once. The database here is a stand-in whose answers the test releases when it chooses
 (the real server's part is tests/souls/store/test_interface.py's)."""
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ import anyio
 import asyncpg
 import pytest
 
+from souls.store.postgres import term_counts
 from souls.store.postgres.term_counts import TermCounts
+
+
+@pytest.fixture(autouse=True, params=[20_000, 0], ids=["every-term", "terms-asked"])
+def kept(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(term_counts, "_KEPT", request.param)
+    return int(request.param)
 
 
 class Table:
@@ -32,16 +40,20 @@ class Table:
 
     async def fetch(self, sql: str, *args: Any) -> list[tuple[str, int, int]]:
         self.reads += 1
+        if "LIMIT" in sql:  # every term of the soul, up to the limit
+            return [(t, *counts) for t, counts in self.terms.items()][: args[1]]
         return [(t, *self.terms[t]) for t in args[1] if t in self.terms]
 
     def commit(self) -> None:
-        """An append of two rows holding "deploy" (one in its own text) committed."""
+        """An append of two rows holding "deploy" (one in its own text), one of them
+        the first to hold "lyon", committed."""
         self.index = (12, 50)
         self.terms["deploy"] = (5, 7)
+        self.terms["lyon"] = (1, 1)
 
 
 async def _applied(counts: TermCounts) -> None:
-    counts.applied(2, 10, {"deploy": 1}, {"deploy": 2})
+    counts.applied(2, 10, {"deploy": 1, "lyon": 1}, {"deploy": 2, "lyon": 1})
 
 
 async def _read(counts: TermCounts, table: Table, *terms: str) -> object:
@@ -62,9 +74,25 @@ async def test_kept_counts_follow_a_committed_append() -> None:
     assert await _read(counts, table, "deploy", "lyon") == (
         12,
         50,
-        {"deploy": (5, 7), "lyon": (0, 0)},
+        {"deploy": (5, 7), "lyon": (1, 1)},
     )
     assert table.reads == reads  # answered from what is kept
+
+
+async def test_a_soul_grown_past_the_limit_reads_the_terms_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(term_counts, "_KEPT", 1)
+    table, counts = Table(), TermCounts()
+    assert await _read(counts, table, "deploy") == (10, 40, {"deploy": (4, 5)})
+    with counts.writing():
+        table.commit()
+        await _applied(counts)  # two terms now: past the limit
+    assert await _read(counts, table, "lyon", "deploy") == (
+        12,
+        50,
+        {"lyon": (1, 1), "deploy": (5, 7)},
+    )
 
 
 @pytest.mark.parametrize("commit_before_read", [False, True])
