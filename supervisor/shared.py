@@ -17,7 +17,8 @@ taking souls over within a bounded time, and running the daemon on it.
 from __future__ import annotations
 
 import contextlib
-from urllib.parse import urlsplit
+import re
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import anyio.abc
@@ -219,14 +220,24 @@ class SharedStore:
 
 
 def _scrubbed(exc: BaseException, dsn: str) -> str:
-    """What ``exc`` says, with the DSN and its password cut out (a parse error of the
-    DSN may quote it)."""
+    """What ``exc`` says, with the DSN and its password cut out: the password as the
+    URL writes it and as it decodes (``p%40ss`` is ``p@ss`` to the driver), and a
+    ``password=`` of a key-value DSN or query (a parse error of the DSN may quote it)."""
     text = f"{type(exc).__name__}: {exc}"
+    given = [found.strip("'") for found in _KEYWORD_PASSWORD.findall(dsn)]
+    secrets = {dsn, *given, *(unquote(found) for found in given)}
     try:
         password = urlsplit(dsn).password
     except ValueError:
         password = None
-    for secret in (dsn, password):
+    if password:
+        secrets |= {password, unquote(password)}
+    for secret in sorted(secrets, key=len, reverse=True):  # the DSN before its parts
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+# A password given as a keyword: "password=s3cret" (libpq's key-value form, or a URL's
+# query), quoted or not.
+_KEYWORD_PASSWORD = re.compile(r"password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)

@@ -13,7 +13,7 @@ from souls.store.store import NewEvent
 from souls.text.tokenize import fts_document
 from supervisor.config import StoreBackendConfig
 from supervisor.errors import ConfigError, LeaseLost, SharedStoreUnusable, SoulElsewhere
-from supervisor.shared import SharedStore
+from supervisor.shared import SharedStore, _scrubbed
 
 A, B = "http://10.0.0.1:7411", "http://10.0.0.2:7411"
 
@@ -98,3 +98,20 @@ async def test_an_unreachable_server_is_named(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("SOUPD_TEST_DSN", "postgresql://u:pw@127.0.0.1:1/nothing")
     with pytest.raises(SharedStoreUnusable, match=r"\$SOUPD_TEST_DSN.*(refused|Connect)"):
         await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml")
+
+
+@pytest.mark.parametrize(
+    ("dsn", "password"),
+    [
+        ("postgresql://soupd:p%40ss%20w0rd@db.internal:5432/soupd", "p@ss w0rd"),
+        ("host=db.internal user=soupd password=s3cret dbname=soupd", "s3cret"),
+        ("host=db.internal password='two words' dbname=soupd", "two words"),
+        ("postgresql://soupd@db.internal/soupd?password=q%26q&sslmode=require", "q&q"),
+    ],
+)
+def test_no_form_of_the_password_is_in_a_store_error(dsn: str, password: str) -> None:
+    # The driver's messages may quote the DSN, or the password as it decoded it.
+    said = _scrubbed(ValueError(f"cannot parse {dsn!r}: near {password!r}"), dsn)
+    assert password not in said
+    assert dsn not in said
+    assert said.startswith("ValueError: cannot parse")
