@@ -4,7 +4,7 @@ LeaseLost and stores nothing, while the new owner's store writes on; reads go on
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -91,7 +91,7 @@ async def test_the_old_owner_stores_nothing_once_the_soul_was_taken_over(
                        T0, T0, None)  # fmt: skip
         card = NewCard("card", "deploys", "manual", [("conclusion", "deploys go fine")], [],
                        [], T0)  # fmt: skip
-        writes = {
+        writes: dict[str, Callable[[], Awaitable[object]]] = {
             "append": lambda: old.append([event(3)], now=T0),
             "flush": lambda: old.flush(Changes(recalled={ids[0]}), T0),
             "hide": lambda: old.hide([ids[0]], T0),
