@@ -69,9 +69,9 @@ _IRREGULAR = frozenset(
     chose came cost crept cut dealt did dug drew dreamt drank drove fell fed felt fought found
     fled flew forgave froze got gave went grew hung had heard hid hit held hurt kept knelt
     laid led leant leapt learnt left lent let lit lost made met paid put quit read rode rang
-    rose ran sold sent set shook shone shot showed shut sang sank sat slept slid spoke spent
+    rose ran saw sold sent set shook shone shot showed shut sang sank sat slept slid spoke spent
     spun split spread sprang stood stole stuck stung struck swore swept swam swung took
-    taught tore threw understood woke wore won wound wrote""".split()
+    taught tore threw understood woke wore won wound wrote dove snuck overcame""".split()
 )
 _PARTICIPLES = frozenset(
     """been begun bitten blown broken chosen done drawn driven drunk eaten fallen flown
@@ -87,6 +87,9 @@ _NOT_EVENTS = frozenset(
     mentioned asked replied answered promised believed expected realized realised
     let thinking wondering wishing""".split()
 )
+# A clause opened by these, in the simple present, is a case in general ("when I face
+# challenges", "if I get stressed"): no told event.
+_CONDITIONAL_OPENERS = frozenset("when whenever if unless".split())
 _ADVERBS = (
     r"just|recently|finally|also|actually|even|really|totally|already|once|first|then|both"
     r"|all|always|still|literally|officially|eventually|luckily|lately|somehow|usually"
@@ -237,6 +240,16 @@ _NOT_HABITS = frozenset(
 )
 
 
+def _in_general(sentence: str, verb: str, aux: str, been: bool, subject_at: int) -> bool:
+    """Whether a clause in the simple present is a case in general, opened by "when" or
+    "if" ("when I face challenges", "if I get stressed"): no told event."""
+    low = verb.lower()
+    if aux.strip() or been or low in _IRREGULAR or _regular_past(low):
+        return False
+    before = _WORD_BEFORE.search(sentence, max(0, subject_at - REACH), subject_at)
+    return before is not None and before.group(1).lower() in _CONDITIONAL_OPENERS
+
+
 def _regular_past(word: str) -> bool:
     return len(word) >= 5 and word.endswith("ed") and word.isalpha()
 
@@ -289,6 +302,8 @@ def _english(sentence: str, ts: float) -> Iterator[EventMatch]:
             if not often[0]:
                 continue
         if not opens_clause(sentence, m.start()):
+            continue
+        if _in_general(sentence, verb, aux, been, m.start()):
             continue
         head = sentence[m.start() : m.start("verb")]
         if _NEGATION.search(head) or _NEGATION.match(sentence, verb_end):

@@ -72,7 +72,7 @@ CLAUSE_END = (
     r"(?![^\s,;:()\[\]\"“”—–!.?])"
     r"(?=\s*$|\s*[,;:()\[\]\"“”—–!.?]|\s+-\s|\s+(?i:but|because|since|although|though|when|whenever"
     r"|if|so|as|and\s+i|or\s+i|which|who|that|too|anymore|any\s+more|these\s+days|cause"
-    r"|nowadays|lately|now|again|a\s+lot|very\s+much|more|either)\b)"
+    r"|nowadays|lately|now|again|a\s+lot|very\s+much|more|either|is|are|was|were)\b)"
 )
 OBJ = rf"[^\s,;:()\"“”][^,;:()\"“”]{{0,60}}?{CLAUSE_END}"
 ACTION_END = (

@@ -29,7 +29,7 @@ from typing import Literal, NamedTuple
 
 from souls.knowledge.claim_cancel import find_cancelled
 from souls.knowledge.claim_dates import find_due
-from souls.knowledge.claim_events import find_events
+from souls.knowledge.claim_events import find_events, opens_clause
 from souls.knowledge.claim_fragments import AP
 from souls.knowledge.claim_patterns import RULES, WORDS, Rule, Trigger
 from souls.knowledge.claim_scan import Claimed, Cue, Quotes, ends_at
@@ -226,6 +226,8 @@ def _sentence_claims(said: _Said, rules: list[Rule]) -> Iterator[RuleMatch]:
                 continue
             if m.group(0)[:1] in "IiWw" and ends_at(_RELATIVE, sentence, m.start()):
                 continue  # "what I love is...", "the things I like": not a statement of it
+            if _inside_noun_phrase(sentence, m):
+                continue  # "a job I enjoy every day": the taste is the job's, said in passing
             facts: list[RuleMatch] = []
             about = m.groupdict().get("about")
             for slot, raw in m.groupdict().items():
@@ -305,6 +307,28 @@ _RELATIVE = re.compile(
 )
 
 
+# Words after which a taste's "I" still says the taste: "that's why I love it", "how
+# much I love performing", "one of the reasons I love traveling", "I think I like jazz".
+_TASTE_OPENERS = frozenset(
+    "why how much reason reasons think guess know swear admit say said realised realized".split()
+)
+_TASTES = ("likes", "dislikes")
+
+
+def _inside_noun_phrase(sentence: str, m: re.Match[str]) -> bool:
+    """Whether a taste rule's "I"/"we" (at ``m.start()``) is a relative clause's subject,
+    after a noun ("a job I enjoy", "the stories we like") rather than opening a clause."""
+    if m.group(0)[:1] not in "IiWw" or not any(m.group(t) for t in _TASTES if t in m.re.groupindex):
+        return False
+    if opens_clause(sentence, m.start()):
+        return False
+    before = _WORD_BEFORE.search(sentence, max(0, m.start() - 24), m.start())
+    return before is None or before.group(1).lower() not in _TASTE_OPENERS
+
+
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)\W*$")
+
+
 def _confidence(sentence: str) -> Confidence:
     low = sentence.lower()
     if not _HEARSAY_CUE.absent(sentence, low) and _HEARSAY.search(sentence):
@@ -324,6 +348,11 @@ _RENAMES = re.compile(
 )
 
 
+# A taste's last word when what is liked is not in the value.
+_UNFINISHED = frozenset(
+    """to of in on at for with from by about into onto through them it him her this that
+    these those one ones there""".split()
+)
 _TRAILING = re.compile(r"[\s.,;:!?。，；：！？、'\"“”’)）]+$")
 _FILLER_TAIL = re.compile(r"(?:\s+(?i:lol|lmao|haha+|tbh|xd))+$")
 _LEADING_ARTICLE = re.compile(r"^(?i:the|an?)\s+")
@@ -390,6 +419,11 @@ def _clean(slot: str, raw: str) -> str:
             # just shown, not a preference.
             return ""
         value = _LEADING_ARTICLE.sub("", value)
+        last = value.rsplit(None, 1)[-1].lower() if value else ""
+        if last in _UNFINISHED:
+            # "I love escaping to (that world)", "I like holding them": what is liked is
+            # named elsewhere, or was cut off.
+            return ""
     return value
 
 

@@ -37,6 +37,9 @@ def values(sentence: str) -> list[str]:
         ("I moved to Porto last year", ["moved to Porto"]),
         ("I'm working on a novel", ["working on a novel"]),
         ("I work out every morning", ["work out every morning"]),
+        # Irregular pasts an -ed test misses are past, also after "when".
+        ("I remember the night when we saw the northern lights", ["saw the northern lights"]),
+        ("Back then I overcame my fear of heights", ["overcame my fear of heights"]),
     ],
 )
 def test_first_person_statements_of_what_happened(sentence: str, expected: list[str]) -> None:
@@ -65,6 +68,10 @@ def test_first_person_statements_of_what_happened(sentence: str, expected: list[
         "I own a bakery",
         "I work as a nurse",
         "I work at Acme Corp",
+        # A case in general, opened by when or if, in the simple present.
+        "When I lose a match, I go for a long walk",
+        "My coach is patient with me even when I mess up",
+        "If I get stressed I bake",
     ],
 )
 def test_what_tells_no_event(sentence: str) -> None:
@@ -178,3 +185,23 @@ def test_an_arrangement_in_the_progressive_is_a_plan(sentence: str, plan: str) -
     found = [(m.slot, m.value) for m in find_claims(sentence, SAID)]
     assert ("plan", plan) in found
     assert not any(slot == "event" for slot, _ in found)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # A taste said in passing of a noun before it is that noun's, not a taste.
+        ("I'm lucky to have a boss I respect and a team I enjoy working with.", []),
+        ("It's a city I like visiting in the winter.", []),
+        # ... but "why", "how much", "the reasons" still say it.
+        ("That's why I love sailing.", ["sailing"]),
+        ("You have no idea how much I love opera.", ["opera"]),
+        ("One of the reasons I love hiking is the quiet.", ["hiking"]),
+        # What is liked is named elsewhere, or cut off: no value to keep.
+        ("They're so soft, I like cuddling them.", []),
+        ("I love escaping to that place.", []),
+        ("I really like talking about it.", []),
+    ],
+)
+def test_a_taste_needs_its_own_clause_and_its_object(sentence: str, expected: list[str]) -> None:
+    assert [c.value for c in find_claims(sentence, SAID) if c.slot == "likes"] == expected
