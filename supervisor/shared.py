@@ -8,7 +8,12 @@ makes is fenced: once another daemon has taken the soul over, it stores nothing 
 
 The DSN is read from ``dsn_env`` or ``dsn_file`` (:func:`supervisor.secrets.read_secret`)
 when the store opens, and never appears in a message or a log line: errors name where
-it came from.
+it came from. A ``dsn_file`` is read again for every new connection of the pool and every
+new lease session, so a rotated password (the file rewritten by a secret manager or
+systemd credentials) is used from the next connection on, without a restart; a file
+that cannot be read then, or does not hold a DSN, leaves the last one read in use (and
+a warning logged). An environment variable cannot change under a running process: it
+is read once.
 
 What is not here yet (#21): forwarding a request to the soul's owner over the HTTP API,
 taking souls over within a bounded time, and running the daemon on it.
@@ -52,6 +57,11 @@ _UNUSABLE = (
 )
 
 
+# How many of the DSNs read lately an error is scrubbed of: a connection under way when
+# the file changed may fail quoting the one before.
+_KNOWN_DSNS = 4
+
+
 def dsn_source(config: StoreBackendConfig) -> str:
     """Where the DSN comes from, as messages name it."""
     if config.dsn_env is not None:
@@ -65,6 +75,62 @@ async def _dsn(config: StoreBackendConfig, config_file: str) -> str:
         return await read_secret("", "the PostgreSQL DSN", config.dsn_env, config.dsn_file)
     except ValueError as exc:
         raise ConfigError(config_file, key, str(exc)) from None
+
+
+class _Dsn:
+    """The DSN in use, read again from ``dsn_file`` whenever a connection is about to
+    open (:meth:`current`): a rotated password is picked up without a restart. It is
+    never logged; :attr:`known` holds the DSNs read lately, for scrubbing errors."""
+
+    def __init__(self, config: StoreBackendConfig, first: str) -> None:
+        self._file = config.dsn_file if config.dsn_env is None else None
+        self._good = first
+        self.known: tuple[str, ...] = (first,)
+        self._log = structlog.get_logger("soupd.store")
+
+    @classmethod
+    async def read(cls, config: StoreBackendConfig, config_file: str) -> _Dsn:
+        """The DSN read now; ConfigError when it cannot be."""
+        return cls(config, await _dsn(config, config_file))
+
+    async def current(self) -> str:
+        """The DSN to connect with now: the file's, read again (off the event loop, with
+        :func:`read_secret`'s checks), or the last good one (the last the file held that
+        could be read and was a DSN) when it cannot be read now or holds no DSN (logged:
+        ``store.dsn_reread_failed``, naming the file and why, never its content). A DSN
+        from the environment is the one read at start: it cannot have changed."""
+        if self._file is None:
+            return self._good
+        try:
+            read = await read_secret("", "the PostgreSQL DSN", None, self._file)
+            dsn = _checked(read, self._file)
+        except ValueError as exc:
+            self._log.warning(
+                "store.dsn_reread_failed",
+                file=self._file,
+                problem=str(exc),
+                using="the DSN read last",
+            )
+            return self._good
+        if dsn != self._good:
+            self.known = (dsn, *self.known)[:_KNOWN_DSNS]
+            self._good = dsn
+            self._log.info("store.dsn_changed", file=self._file)
+        return dsn
+
+
+def _checked(dsn: str, file: str) -> str:
+    """``dsn`` if it can be one asyncpg connects with (a ``postgresql://`` or
+    ``postgres://`` URL, its port a number), else ValueError, which never quotes it: a
+    file caught half-written, or replaced by something else, is not connected with."""
+    try:
+        parts = urlsplit(dsn)
+        _ = parts.port  # raises on a port that is not a number
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("postgresql", "postgres"):
+        raise ValueError(f"{file} (the PostgreSQL DSN) does not hold a postgresql:// URL")
+    return dsn
 
 
 async def migrate_database(
@@ -94,12 +160,12 @@ class SharedStore:
     """One daemon's part of the shared store: a pool and a lease session, both open."""
 
     def __init__(
-        self, pool: asyncpg.Pool, leases: Leases, where: str, dsn: str, address: str
+        self, pool: asyncpg.Pool, leases: Leases, where: str, dsn: _Dsn, address: str
     ) -> None:
         self._pool = pool
         self.leases = leases
         self.where = where
-        self._dsn = dsn  # kept for a new lease session; never logged
+        self._dsn = dsn  # read again for a new lease session; never logged
         self.address = address
         self._log = structlog.get_logger("soupd.store")
 
@@ -111,17 +177,19 @@ class SharedStore:
         lease session of the daemon advertised at ``address``. ConfigError when the DSN
         cannot be read, SharedStoreUnusable when the database cannot be used."""
         where = dsn_source(config)
-        dsn = await _dsn(config, config_file)
+        dsn = await _Dsn.read(config, config_file)
         try:
-            pool = await create_pool(dsn, min_size=config.pool_min, max_size=config.pool_max)
+            pool = await create_pool(
+                dsn.current, min_size=config.pool_min, max_size=config.pool_max
+            )
         except _UNUSABLE as exc:
-            raise SharedStoreUnusable(where, _scrubbed(exc, dsn)) from None
+            raise SharedStoreUnusable(where, _scrubbed(exc, *dsn.known)) from None
         try:
-            leases = await Leases.open(dsn, address)
+            leases = await Leases.open(await dsn.current(), address)
         except BaseException as exc:
             await pool.close()
             if isinstance(exc, _UNUSABLE):
-                raise SharedStoreUnusable(where, _scrubbed(exc, dsn)) from None
+                raise SharedStoreUnusable(where, _scrubbed(exc, *dsn.known)) from None
             raise
         return cls(pool, leases, where, dsn, address)
 
@@ -139,7 +207,7 @@ class SharedStore:
         except _UNUSABLE as exc:
             raise SoulUnavailable(
                 f"soul {name!r} cannot be served now: the shared store is out of reach "
-                f"({_scrubbed(exc, self._dsn)}); retry shortly"
+                f"({_scrubbed(exc, *self._dsn.known)}); retry shortly"
             ) from None
         if fence is None:
             raise SoulElsewhere(name, owner)
@@ -158,7 +226,7 @@ class SharedStore:
                 await self.give_up(name)
             raise SoulUnavailable(
                 f"soul {name!r} cannot be served now: its store did not open "
-                f"({_scrubbed(exc, self._dsn)}); retry shortly"
+                f"({_scrubbed(exc, *self._dsn.known)}); retry shortly"
             ) from None
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -195,9 +263,11 @@ class SharedStore:
             delay = LEASE_PROBE
             while True:
                 try:
-                    leases = await Leases.open(self._dsn, self.address)
+                    leases = await Leases.open(await self._dsn.current(), self.address)
                 except _UNUSABLE as exc:
-                    self._log.error("store.lease_session_failed", problem=_scrubbed(exc, self._dsn))
+                    self._log.error(
+                        "store.lease_session_failed", problem=_scrubbed(exc, *self._dsn.known)
+                    )
                     await anyio.sleep(delay)
                     delay = min(2 * delay, 30.0)
                     continue
@@ -219,11 +289,21 @@ class SharedStore:
         await self._pool.close()
 
 
-def _scrubbed(exc: BaseException, dsn: str) -> str:
-    """What ``exc`` says, with the DSN and its password cut out: the password as the
-    URL writes it and as it decodes (``p%40ss`` is ``p@ss`` to the driver), and a
-    ``password=`` of a key-value DSN or query (a parse error of the DSN may quote it)."""
+def _scrubbed(exc: BaseException, *dsns: str) -> str:
+    """What ``exc`` says, with the DSNs and their passwords cut out (every DSN read
+    lately: an error may quote the one before a rotation)."""
     text = f"{type(exc).__name__}: {exc}"
+    secrets = set().union(*(_secrets(dsn) for dsn in dsns))
+    for secret in sorted(secrets, key=len, reverse=True):  # the DSN before its parts
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _secrets(dsn: str) -> set[str]:
+    """``dsn`` and every form of its password: as the URL writes it and as it decodes
+    (``p%40ss`` is ``p@ss`` to the driver), and a ``password=`` of a key-value DSN or
+    query (a parse error of the DSN may quote it)."""
     given = [found.strip("'") for found in _KEYWORD_PASSWORD.findall(dsn)]
     secrets = {dsn, *given, *(unquote(found) for found in given)}
     try:
@@ -232,10 +312,7 @@ def _scrubbed(exc: BaseException, dsn: str) -> str:
         password = None
     if password:
         secrets |= {password, unquote(password)}
-    for secret in sorted(secrets, key=len, reverse=True):  # the DSN before its parts
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    return secrets
 
 
 # A password given as a keyword: "password=s3cret" (libpq's key-value form, or a URL's

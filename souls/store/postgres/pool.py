@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 import asyncpg
 
 from souls.store.postgres.lease import KEEPALIVE
 
-__all__ = ["SESSION_SETTINGS", "create_pool"]
+__all__ = ["SESSION_SETTINGS", "DsnReader", "create_pool"]
+
+# Gives the DSN for a connection about to be opened: read again each time, so a rotated
+# password file is used by the next connection without a restart.
+DsnReader = Callable[[], Awaitable[str]]
 
 # Every statement planned for the table sizes it meets. A session plans a foreign key's
 # check once and keeps it, and asyncpg keeps its statements prepared: one planned while
@@ -36,12 +43,15 @@ async def _kept(db: asyncpg.Connection) -> None:
 
 
 async def create_pool(
-    dsn: str, *, min_size: int, max_size: int, connect_timeout: float = 10
+    dsn: str | DsnReader, *, min_size: int, max_size: int, connect_timeout: float = 10
 ) -> asyncpg.Pool:
     """A pool of sessions with :data:`SESSION_SETTINGS`; ``connect_timeout``: seconds a
-    connection may take to open."""
+    connection may take to open. ``dsn`` is the DSN, or what gives it anew for every
+    connection the pool opens (asyncpg's ``connect=`` hook: the pool's own logic of
+    when to connect is kept, only the DSN it connects with changes)."""
     pool: asyncpg.Pool = await asyncpg.create_pool(
-        dsn,
+        None if callable(dsn) else dsn,
+        connect=_connector(dsn) if callable(dsn) else None,
         min_size=min_size,
         max_size=max_size,
         timeout=connect_timeout,
@@ -49,3 +59,16 @@ async def create_pool(
         reset=_kept,
     )
     return pool
+
+
+def _connector(dsn: DsnReader) -> Callable[..., Awaitable[asyncpg.Connection]]:
+    """The pool's ``connect=``: asyncpg's connect, with the DSN ``dsn`` gives now.
+
+    The pool calls it with the DSN it was made with (None) and its keyword arguments
+    (timeout, server settings, connection and record classes), passed on as they are."""
+
+    async def connect(*_dsn: object, **options: Any) -> asyncpg.Connection:
+        db: asyncpg.Connection = await asyncpg.connect(await dsn(), **options)
+        return db
+
+    return connect
