@@ -30,11 +30,11 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import asyncpg
 from _pg import on_throwaway_server
 from locomo import Conversation, load
 
 from souls.store.interface import SoulStore
+from souls.store.postgres.pool import RANKING_SETTINGS, create_pool
 from souls.store.postgres.store import PgStore
 from souls.store.store import NewEvent, Store
 from souls.text.tokenize import fts_document, fts_match, query_terms
@@ -66,7 +66,9 @@ async def load_into(store: SoulStore, batch: list[NewEvent], size: int) -> float
 
 async def compare(args: argparse.Namespace, dsn: str) -> int:
     conversations = load(args.data)
-    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
+    # The daemon's pools (supervisor.shared): its sessions, and the searches' (generic plans).
+    pool = await create_pool(dsn, min_size=1, max_size=2)
+    ranking = await create_pool(dsn, min_size=1, max_size=1, settings=RANKING_SETTINGS)
     modes = ("search", "candidates")
     overlap: dict[str, list[float]] = {m: [] for m in modes}
     same: dict[str, int] = dict.fromkeys(modes, 0)
@@ -80,7 +82,9 @@ async def compare(args: argparse.Namespace, dsn: str) -> int:
             batch = events(conversation)
             turns += len(batch)
             sqlite = await Store.open(Path(folder) / f"{number}.db", context_turns=TURNS)
-            pg = await PgStore.open(pool, f"overlap-{number}-{time.time_ns()}", context_turns=TURNS)
+            pg = await PgStore.open(
+                pool, f"overlap-{number}-{time.time_ns()}", context_turns=TURNS, ranking=ranking
+            )
             loads["sqlite"] += await load_into(sqlite, batch, args.batch)
             loads["postgres"] += await load_into(pg, batch, args.batch)
             for question in conversation.questions:
@@ -112,6 +116,7 @@ async def compare(args: argparse.Namespace, dsn: str) -> int:
             await sqlite.close()
             await pg.close()
     await pool.close()
+    await ranking.close()
     print(f"LoCoMo dev: {len(conversations)} conversations, {turns} turns")
     ok = True
     for mode in modes:

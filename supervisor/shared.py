@@ -31,7 +31,7 @@ import asyncpg
 import structlog
 
 from souls.store.postgres.lease import Fence, Leases, current_owner
-from souls.store.postgres.pool import create_pool
+from souls.store.postgres.pool import RANKING_SETTINGS, create_pool
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.store import PgStore
 from supervisor.config import StoreBackendConfig
@@ -160,9 +160,16 @@ class SharedStore:
     """One daemon's part of the shared store: a pool and a lease session, both open."""
 
     def __init__(
-        self, pool: asyncpg.Pool, leases: Leases, where: str, dsn: _Dsn, address: str
+        self,
+        pool: asyncpg.Pool,
+        ranking: asyncpg.Pool,
+        leases: Leases,
+        where: str,
+        dsn: _Dsn,
+        address: str,
     ) -> None:
         self._pool = pool
+        self._ranking = ranking  # the searches' sessions (souls.store.postgres.pool)
         self.leases = leases
         self.where = where
         self._dsn = dsn  # read again for a new lease session; never logged
@@ -178,20 +185,30 @@ class SharedStore:
         cannot be read, SharedStoreUnusable when the database cannot be used."""
         where = dsn_source(config)
         dsn = await _Dsn.read(config, config_file)
+        pools: list[asyncpg.Pool] = []
         try:
-            pool = await create_pool(
-                dsn.current, min_size=config.pool_min, max_size=config.pool_max
+            pools.append(
+                await create_pool(dsn.current, min_size=config.pool_min, max_size=config.pool_max)
             )
-        except _UNUSABLE as exc:
-            raise SharedStoreUnusable(where, _scrubbed(exc, *dsn.known)) from None
-        try:
+            # The searches' own sessions, half as many at most: the pool the writes and
+            # other reads wait for is not taken by them.
+            pools.append(
+                await create_pool(
+                    dsn.current,
+                    min_size=1,
+                    max_size=max(1, config.pool_max // 2),
+                    settings=RANKING_SETTINGS,
+                )
+            )
             leases = await Leases.open(await dsn.current(), address)
         except BaseException as exc:
-            await pool.close()
+            with anyio.CancelScope(shield=True):
+                for pool in pools:
+                    await pool.close()
             if isinstance(exc, _UNUSABLE):
                 raise SharedStoreUnusable(where, _scrubbed(exc, *dsn.known)) from None
             raise
-        return cls(pool, leases, where, dsn, address)
+        return cls(pools[0], pools[1], leases, where, dsn, address)
 
     async def claim(self, name: str) -> Fence:
         """``name``'s lease, taken now unless this daemon holds it already: SoulElsewhere
@@ -219,7 +236,12 @@ class SharedStore:
         fence = await self.claim(name)
         try:
             return await PgStore.open(
-                self._pool, name, context_turns=context_turns, fence=fence, migrating=False
+                self._pool,
+                name,
+                context_turns=context_turns,
+                fence=fence,
+                migrating=False,
+                ranking=self._ranking,
             )
         except _UNUSABLE as exc:
             with anyio.CancelScope(shield=True):
@@ -284,9 +306,10 @@ class SharedStore:
                 break
 
     async def close(self) -> None:
-        """Give every lease up and close the lease session and the pool."""
+        """Give every lease up and close the lease session and the pools."""
         await self.leases.close()
         await self._pool.close()
+        await self._ranking.close()
 
 
 def _scrubbed(exc: BaseException, *dsns: str) -> str:

@@ -19,6 +19,7 @@ import asyncpg
 import pytest
 
 from souls.store.interface import SoulStore
+from souls.store.postgres.pool import RANKING_SETTINGS, create_pool
 from souls.store.postgres.store import PgStore
 from souls.store.store import Store
 
@@ -43,23 +44,28 @@ async def opener(backend: str | None, tmp_path: Path) -> AsyncIterator[Opener]:
     every store opened is closed at the end."""
     opened: list[SoulStore] = []
     pool: asyncpg.Pool | None = None
+    ranking: asyncpg.Pool | None = None
     if backend is not None:
-        pool = await asyncpg.create_pool(backend, min_size=1, max_size=4)
+        # The pools a daemon opens (supervisor.shared): its sessions' settings, and the
+        # searches' sessions with their generic plans.
+        pool = await create_pool(backend, min_size=1, max_size=4)
+        ranking = await create_pool(backend, min_size=1, max_size=2, settings=RANKING_SETTINGS)
 
     async def open_store() -> SoulStore:
         with anyio.fail_after(20):
             if pool is None:
                 store: SoulStore = await Store.open(tmp_path / "soul.db", context_turns=2)
             else:
-                store = await PgStore.open(pool, "alpha", context_turns=2)
+                store = await PgStore.open(pool, "alpha", context_turns=2, ranking=ranking)
         opened.append(store)
         return store
 
     yield open_store
     for store in opened:
         await store.close()
-    if pool is not None:
-        await pool.close()
+    for each in (pool, ranking):
+        if each is not None:
+            await each.close()
 
 
 @pytest.fixture

@@ -109,15 +109,24 @@ def ranked_sql(
         matched = " AND own > 0"
     conditions = f"WHERE {' AND '.join(where)}" if where else ""
     order = "DESC" if descending_ids else "ASC"
+    share = (
+        f"q.idf * ((p.tf * {k1p}::float8) / (p.tf + {k1}::float8 * ({omb}::float8"
+        f" + {b}::float8 * p.length / {avg}::float8)))"
+    )
+    # Each term's share in its own column, added up in the query's order (no ordered
+    # aggregate: that sorts each row's few shares apart, a third of the statement).
+    score = " + ".join(
+        ["0.0::float8"]
+        + [
+            f"coalesce(max({share}) FILTER (WHERE q.n = {n}), 0.0::float8)"
+            for n in range(1, len(query.terms) + 1)
+        ]
+    )
     sql = f"""
-        SELECT p.memory_id,
-               sum(q.idf * ((p.tf * {k1p}::float8)
-                            / (p.tf + {k1}::float8 * ({omb}::float8 + {b}::float8 * p.length
-                                                     / {avg}::float8)))
-                   ORDER BY q.n) AS score
+        SELECT p.memory_id, {score} AS score
         FROM unnest({terms}::text[], {idfs}::float8[]) WITH ORDINALITY AS q (term, idf, n)
         CROSS JOIN LATERAL (SELECT memory_id, length, {tf} AS tf FROM postings
-                            WHERE soul = $1 AND term = q.term{matched}) AS p
+                            WHERE soul = $1 AND term = q.term{matched} OFFSET 0) AS p
         {conditions}
         GROUP BY p.memory_id
         ORDER BY score DESC, p.memory_id {order}

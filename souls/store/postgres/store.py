@@ -251,8 +251,12 @@ class PgStore:
         name: str,
         context_turns: int,
         fence: Fence | None = None,
+        ranking: asyncpg.Pool | None = None,
     ) -> None:
         self._pool = pool
+        # The searches' sessions: generic plans (souls.store.postgres.pool); ``pool``
+        # when none is given.
+        self._searches = ranking if ranking is not None else pool
         self.soul = soul
         self.name = name
         self.context_turns = context_turns
@@ -273,20 +277,23 @@ class PgStore:
         context_turns: int = 0,
         fence: Fence | None = None,
         migrating: bool = True,
+        ranking: asyncpg.Pool | None = None,
     ) -> PgStore:
         """Migrate the database when needed and open the soul ``name`` (registered
         when new). ``context_turns``: neighbouring turns indexed each side. ``fence``:
         the soul's lease, which every write is made under (a daemon's store always has
         one: :mod:`souls.store.postgres.writing`); without, writes are unfenced (tools
         and tests that have the database to themselves). ``migrating``: False when the
-        caller migrated the database already (a daemon, at start: not at every wake)."""
+        caller migrated the database already (a daemon, at start: not at every wake).
+        ``ranking``: the pool the searches run on (:data:`~souls.store.postgres.pool.
+        RANKING_SETTINGS`), ``pool`` when None."""
         if fence is not None and fence.soul != name:
             raise ValueError(f"the lease of soul {fence.soul!r} cannot fence soul {name!r}")
         async with pool.acquire() as db:
             if migrating:
                 await migrate(db)
             soul = await soul_id(db, name)
-            store = cls(pool, soul, name, context_turns, fence)
+            store = cls(pool, soul, name, context_turns, fence, ranking)
             store._next_event = await db.fetchval(
                 "SELECT coalesce(max(id), 0) + 1 FROM events WHERE soul = $1", soul
             )
@@ -1039,7 +1046,7 @@ class PgStore:
         if not rows:
             return []
         scores = {int(memory_id): float(score) for memory_id, score in rows}
-        async with self._pool.acquire() as db:
+        async with self._searches.acquire() as db:
             found = await db.fetch(
                 f"""
                 SELECT m.id, {_KIND}, m.text, m.salience, e.ref, m.event_id, m.created
@@ -1069,7 +1076,7 @@ class PgStore:
         """The ``limit`` best matches by BM25, visible or not (the later stored first
         on ties), each with its indexed row, memory and origin, as
         :meth:`souls.store.store.Store.candidates`."""
-        async with self._pool.acquire() as db:
+        async with self._searches.acquire() as db:
             ranking = await self._ranking(db, match, context_weight, own, scope, True)
             if ranking is None:
                 return []
@@ -1104,7 +1111,7 @@ class PgStore:
         descending_ids: bool,
     ) -> list[tuple[int, float]]:
         """The ``limit`` best (memory id, BM25) of the index for ``match``."""
-        async with self._pool.acquire() as db:
+        async with self._searches.acquire() as db:
             ranking = await self._ranking(db, match, context_weight, own, scope, descending_ids)
             if ranking is None:
                 return []
