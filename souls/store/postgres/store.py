@@ -31,6 +31,7 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 
 import anyio
 import asyncpg
@@ -267,6 +268,8 @@ class PgStore:
         self._stats: TermStats | None = None
         self._counts = TermCounts()
         self._speakers: set[str] | None = None
+        # The edges the last append wrote, with their weights after it (edge_weights).
+        self._edges_written: dict[tuple[int, int], float] = {}
 
     @classmethod
     async def open(
@@ -348,10 +351,11 @@ class PgStore:
         first_event, first_memory = self._next_event, self._next_memory
         soul = self.soul
         delta = _Delta()
+        weights: dict[tuple[int, int], float] = {}
         rows: list[Row] = []
         rewritten: list[tuple[Row, Row]] = []
         with self._counts.writing(), anyio.CancelScope(shield=True):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 if events:
                     epoch = await self._epoch(db)
                     last = await self._tails(db, [e.session for e in events])
@@ -387,10 +391,11 @@ class PgStore:
                     await delta.apply(db, soul)
                 if changes:
                     ids = range(first_event, first_event + len(events))
-                    await self._write_changes(db, changes, now, ids)
+                    weights = await self._write_changes(db, changes, now, ids)
             self._counts.applied(delta.documents, delta.tokens, delta.doc_rows, delta.rows)
         self._next_event += len(events)
         self._next_memory += len(events)
+        self._edges_written = weights
         if self._stats is not None:
             self._stats.add(row.tokens() for row in rows)
             for old, new in rewritten:
@@ -398,6 +403,13 @@ class PgStore:
         if self._speakers is not None:
             self._speakers.update(name for e in events for name in (e.sender, e.person) if name)
         return list(range(first_event, first_event + len(events)))
+
+    def _writing(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
+        """A write transaction under the soul's lease (:func:`writing`). The weights of
+        the edges the last append wrote are not known after another write (a decay
+        weakens them, a forget deletes them): edge_weights reads them again."""
+        self._edges_written = {}
+        return writing(self._pool, self._fence)
 
     async def _epoch(self, db: asyncpg.Connection) -> int:
         """The epoch of the soul's lease this write is made under, which each event
@@ -415,9 +427,10 @@ class PgStore:
 
     async def _write_changes(
         self, db: asyncpg.Connection, changes: Changes, now: float, event_ids: Sequence[int]
-    ) -> None:
+    ) -> dict[tuple[int, int], float]:
         """``changes`` in the order :func:`~souls.store.changes.write_changes` writes
-        them, each kind in one statement (``event_ids``: the append's, for claims)."""
+        them, each kind in one statement (``event_ids``: the append's, for claims).
+        Returns the weights its edges have now."""
         soul = self.soul
         if changes.counters:
             await db.executemany(
@@ -425,20 +438,22 @@ class PgStore:
                 " ON CONFLICT (soul, name) DO UPDATE SET value = counters.value + excluded.value",
                 [(soul, name, value) for name, value in changes.counters.items()],
             )
+        weights: dict[tuple[int, int], float] = {}
         if changes.edges:
             pairs = list(changes.edges.items())
-            await db.execute(
+            written = await db.fetch(
                 "INSERT INTO edges (soul, a, b, weight, updated)"
                 " SELECT $1, a, b, w, $2 FROM unnest($3::bigint[], $4::bigint[], $5::float8[])"
                 " AS n (a, b, w)"
                 " ON CONFLICT (soul, a, b) DO UPDATE SET weight = edges.weight + excluded.weight,"
-                " updated = excluded.updated",
+                " updated = excluded.updated RETURNING a, b, weight",
                 soul,
                 now,
                 [a for (a, _), _ in pairs],
                 [b for (_, b), _ in pairs],
                 [weight for _, weight in pairs],
             )
+            weights = {(int(r[0]), int(r[1])): float(r[2]) for r in written}
         if changes.recalled:
             await db.execute(
                 "UPDATE memories SET last_recalled = $2, recalls = recalls + 1"
@@ -464,6 +479,7 @@ class PgStore:
             )
         await claims.write(db, soul, changes, event_ids)
         await knowledge.write(db, soul, changes, now, event_ids)
+        return weights
 
     async def _write_reflection(self, db: asyncpg.Connection, changes: Changes, now: float) -> None:
         """Markers (weights, then labels), gaps and summaries."""
@@ -642,7 +658,7 @@ class PgStore:
         """Record ``tasks`` (the pending ones of TASKS.md) and cancel every unfired task
         not among them (:mod:`souls.store.postgres.due`), in one shielded transaction."""
         with anyio.CancelScope(shield=True):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 await due.record(db, self.soul, tasks)
 
     async def pending_due(self) -> list[DueTask]:
@@ -679,7 +695,7 @@ class PgStore:
 
     async def scrub(self, scrub: Scrub) -> None:
         with anyio.CancelScope(shield=True):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 await scrubbed_logs.write(db, self.soul, scrub)
 
     # -- people behind accounts (souls.store.postgres.persons) --
@@ -696,7 +712,7 @@ class PgStore:
         self, name: str, channel: str, external: str, now: float
     ) -> tuple[int, int]:
         with anyio.CancelScope(shield=True):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 moved = await persons.link(db, self.soul, name, channel, external, now)
         self._speakers = None  # a linked person is a speaker now
         return moved
@@ -719,13 +735,13 @@ class PgStore:
 
     async def write_vectors(self, model: str, vectors: Sequence[tuple[int, bytes]]) -> set[int]:
         with anyio.CancelScope(shield=True):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 written = await embeddings.write(db, self.soul, model, vectors)
         return written
 
     async def drop_vectors(self) -> int:
         with anyio.CancelScope(shield=True):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 dropped = await embeddings.drop(db, self.soul)
         return dropped
 
@@ -782,6 +798,12 @@ class PgStore:
             return await inner.strong_edges(db, self.soul, threshold)
 
     async def edge_weights(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], float]:
+        """The weights of the edges ``pairs`` that exist. Right after an append that
+        wrote them all (the mind asks so, for its index of strong edges), from what
+        that append's commit returned: no round trip; read otherwise."""
+        written, self._edges_written = self._edges_written, {}
+        if pairs and all(pair in written for pair in pairs):
+            return {pair: written[pair] for pair in pairs}
         async with self._pool.acquire() as db:
             return await inner.edge_weights(db, self.soul, pairs)
 
@@ -823,7 +845,7 @@ class PgStore:
             return 0
         delta = _Delta()
         with anyio.CancelScope(shield=True):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 rows = await db.fetch(
                     "UPDATE memories SET hidden_at = $2"
                     " WHERE soul = $1 AND id = ANY($3::bigint[]) AND hidden_at IS NULL"
@@ -846,7 +868,7 @@ class PgStore:
         soul = self.soul
         result = DecayResult(hidden=0, purged=0, edges_pruned=0, markers_pruned=0)
         with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 rows = await db.fetch(
                     "UPDATE memories SET hidden_at = $2"
                     " WHERE soul = $1 AND hidden_at IS NULL AND salience < $3"
@@ -913,7 +935,7 @@ class PgStore:
         if not ids:
             return 0
         with anyio.CancelScope(shield=True):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 forgotten = await self._forget(db, ids)
         self.drop_caches()
         return forgotten.events
@@ -948,7 +970,7 @@ class PgStore:
         shielded transaction (rolled back when ``dry_run``); what went."""
         ids = sorted(set(plan.events))
         with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
-            async with writing(self._pool, self._fence) as db:
+            async with self._writing() as db:
                 forgotten = await self._forget(db, ids)
                 claims, questions = await forgetting.apply(db, self.soul, plan)
                 forgotten = msgspec.structs.replace(forgotten, claims=claims, questions=questions)

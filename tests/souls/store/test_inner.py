@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 import asyncpg
 
 from souls.store.changes import Changes, SummaryVersion
+from souls.store.fading import Fading
 from souls.store.inner import MindCounts, Observation, Summary
 from souls.store.interface import SoulStore
 from souls.store.postgres.store import PgStore
@@ -96,6 +97,33 @@ async def test_what_a_turn_wrote_reads_back_alike(store: SoulStore, opener: Open
         events, surprise = await reader.activity(T0 + 2, 3)
         assert events == 2
         assert surprise == [0.0, 0.0, 0.0]
+
+
+async def test_the_weights_of_the_edges_just_written(store: SoulStore, opener: Opener) -> None:
+    # The mind asks the weights of the edges a turn wrote right after its commit (for its
+    # index of strong edges): what every reader reads, also after the edges changed by
+    # another write (a decay) and for pairs the last write did not touch.
+    await store.append([event(t, ts=T0 + i) for i, t in enumerate("abcd")], now=T0)
+    first = Changes()
+    first.edges[(1, 2)] += 2
+    first.edges[(2, 3)] += 1
+    await store.flush(first, now=T0 + 1)
+    assert await store.edge_weights([(1, 2), (2, 3)]) == {(1, 2): 2.0, (2, 3): 1.0}
+    again = Changes()
+    again.edges[(1, 2)] += 1
+    await store.flush(again, now=T0 + 2)
+    assert await store.edge_weights([(1, 2)]) == {(1, 2): 3.0}
+    assert await store.edge_weights([(1, 2), (2, 3), (3, 4)]) == {(1, 2): 3.0, (2, 3): 1.0}
+    fading = Fading(
+        permanent_at=0.9, medium_at=0.7, medium_days=30, low_days=7, purge_days=30,
+        edge_factor=0.5, edge_floor=0.1, marker_factor=0.5, marker_floor=0.1,
+    )  # fmt: skip
+    await store.flush(again, now=T0 + 3)
+    await store.decay(T0 + 4, fading)
+    halved = {(1, 2): 2.0, (2, 3): 0.5}
+    assert await store.edge_weights([(1, 2)]) == {(1, 2): 2.0}  # not the 4.0 written before
+    assert await store.edge_weights([(1, 2), (2, 3)]) == halved
+    assert await (await opener()).edge_weights([(1, 2), (2, 3)]) == halved
 
 
 async def test_the_observations_a_reflect_folds_in(store: SoulStore) -> None:
