@@ -17,7 +17,7 @@ import asyncpg
 import pytest
 from backends import backend, opener, raw, store
 from e2e.harness import FAULT_INJECTION, Daemon, Home, StartSoupd
-from pgserver import PgServer, missing
+from pgserver import PgServer, required
 
 from souls.actor.mailbox import Mailbox
 from supervisor.errors import SoulUnavailable
@@ -67,11 +67,7 @@ def soupd(soupd_home: Home, start_soupd: StartSoupd) -> Daemon:
 def pg_server() -> Iterator[PgServer]:
     """A real PostgreSQL server on loopback for the whole session (tests/pgserver.py).
     Skipped without the binaries, except in CI, where that fails the test."""
-    why = missing()
-    if why is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and no PostgreSQL: {why}")
-        pytest.skip(why)
+    required()
     server = PgServer.start()
     yield server
     server.stop()

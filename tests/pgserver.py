@@ -22,7 +22,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PgServer", "find_bin", "missing"]
+import pytest
+
+__all__ = ["PgServer", "find_bin", "missing", "required"]
 
 # The superuser initdb creates, and the only role the tests use (trust on loopback).
 USER = "soupd"
@@ -53,6 +55,17 @@ def missing() -> str | None:
         except KeyError:
             return "running as root, and there is no unprivileged 'postgres' user for initdb"
     return None
+
+
+def required() -> None:
+    """Skip the test when no server can be started here; in CI (``CI=true``), where
+    ``.ci/run`` installs the package, fail it instead."""
+    why = missing()
+    if why is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true and no PostgreSQL: {why}")
+    pytest.skip(why)
 
 
 def _free_port() -> int:
@@ -109,6 +122,10 @@ class PgServer:
             self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+
+    def reload(self) -> None:
+        """Have the server read its configuration files again (``pg_ctl reload``)."""
+        self._run("pg_ctl", "-D", str(self.root / "data"), "reload")
 
     def log(self) -> str:
         path = self.root / "log"

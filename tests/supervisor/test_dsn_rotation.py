@@ -20,15 +20,12 @@ from typing import TypeVar
 
 import anyio
 import asyncpg
-import msgspec
 import pytest
-from pgserver import USER, PgServer, missing
+from pgserver import USER, PgServer, required
+from shared_parts import note, postgres_config
 from structlog.testing import capture_logs
 
 import supervisor.shared
-from souls.store.store import NewEvent
-from souls.text.tokenize import fts_document
-from supervisor.config import StoreBackendConfig
 from supervisor.errors import SoulUnavailable
 from supervisor.shared import SharedStore, _scrubbed
 
@@ -65,15 +62,11 @@ _roles = itertools.count(1)
 def password_server() -> Iterator[PgServer]:
     """A server of this module's own, its pg_hba.conf :data:`HBA` (loaded: see
     :func:`rotor`, which waits for it)."""
-    why = missing()
-    if why is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and no PostgreSQL: {why}")
-        pytest.skip(why)
+    required()
     server = PgServer.start()
     try:
         (server.root / "data" / "pg_hba.conf").write_text(HBA)  # in place: owner kept
-        server._run("pg_ctl", "-D", str(server.root / "data"), "reload")
+        server.reload()
         yield server
     finally:
         server.stop()
@@ -151,24 +144,6 @@ def _quick_lease_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(supervisor.shared, "LEASE_PROBE", 0.05)
 
 
-def _config(**keys: object) -> StoreBackendConfig:
-    """A [store] table of backend "postgres", set past its validation (as in
-    test_shared_store.py)."""
-    config = StoreBackendConfig(pool_min=1, pool_max=4)
-    for name, value in {"backend": "postgres", **keys}.items():
-        msgspec.structs.force_setattr(config, name, value)
-    return config
-
-
-def _event(i: int) -> NewEvent:
-    text = f"note {i}"
-    return NewEvent(
-        ref=f"r{i}", kind="message", channel="web", sender="ann", group=None,
-        mentioned=False, session=None, ts=1.0 + i, recorded=1.0 + i, salience=0.5,
-        text=text, doc=fts_document(text),
-    )  # fmt: skip
-
-
 async def _eventually(call: Callable[[], Awaitable[T]]) -> T:
     """``call``'s result once it succeeds, within :data:`BOUND` seconds: the first calls
     after the server ended the sessions may meet one the pool has not seen end yet."""
@@ -193,7 +168,7 @@ async def _served(shared: SharedStore, soul: str, i: int) -> None:
     """``soul`` taken (its lease) and written to through the pool."""
     store = await shared.open_soul(soul, context_turns=0)
     try:
-        assert await store.append([_event(i)], now=1.0 + i) == [1]
+        assert await store.append([note(i)], now=1.0 + i) == [1]
     finally:
         await store.close()
 
@@ -219,7 +194,7 @@ async def test_a_rotated_password_is_used_by_new_connections_without_a_restart(
 ) -> None:
     with capture_logs() as logs:
         shared = await SharedStore.open(
-            _config(dsn_file=str(rotor.file)), ADDRESS, config_file="soupd.toml"
+            postgres_config(dsn_file=str(rotor.file)), ADDRESS, config_file="soupd.toml"
         )
 
         async def rotate() -> None:
@@ -269,7 +244,7 @@ async def test_a_file_not_to_be_used_leaves_the_last_good_dsn_in_use(
 ) -> None:
     with capture_logs() as logs:
         shared = await SharedStore.open(
-            _config(dsn_file=str(rotor.file)), ADDRESS, config_file="soupd.toml"
+            postgres_config(dsn_file=str(rotor.file)), ADDRESS, config_file="soupd.toml"
         )
 
         async def spoil() -> None:
@@ -297,7 +272,7 @@ async def test_a_dsn_from_the_environment_is_read_once(
     monkeypatch.setenv("SOUPD_TEST_DSN", rotor.dsn(OLD))
     with capture_logs() as logs:
         shared = await SharedStore.open(
-            _config(dsn_env="SOUPD_TEST_DSN"), ADDRESS, config_file="soupd.toml"
+            postgres_config(dsn_env="SOUPD_TEST_DSN"), ADDRESS, config_file="soupd.toml"
         )
 
         async def change() -> None:

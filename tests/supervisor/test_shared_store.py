@@ -6,34 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import msgspec
 import pytest
+from shared_parts import note, postgres_config
 
-from souls.store.store import NewEvent
-from souls.text.tokenize import fts_document
-from supervisor.config import StoreBackendConfig
 from supervisor.errors import ConfigError, LeaseLost, SharedStoreUnusable, SoulElsewhere
 from supervisor.shared import SharedStore, _scrubbed
 
 A, B = "http://10.0.0.1:7411", "http://10.0.0.2:7411"
-
-
-def _config(**keys: object) -> StoreBackendConfig:
-    """A [store] table of backend "postgres" as soupd.toml would give it, set past its
-    validation (which asks for advertise: the daemon's, given to SharedStore here)."""
-    config = StoreBackendConfig(pool_max=4)
-    for name, value in {"backend": "postgres", **keys}.items():
-        msgspec.structs.force_setattr(config, name, value)
-    return config
-
-
-def _event(i: int) -> NewEvent:
-    text = f"note {i}"
-    return NewEvent(
-        ref=f"r{i}", kind="message", channel="web", sender="ann", group=None,
-        mentioned=False, session=None, ts=1.0 + i, recorded=1.0 + i, salience=0.5,
-        text=text, doc=fts_document(text),
-    )  # fmt: skip
 
 
 async def test_one_daemon_serves_a_soul_another_is_told_where(
@@ -42,13 +21,15 @@ async def test_one_daemon_serves_a_soul_another_is_told_where(
     monkeypatch.setenv("SOUPD_TEST_DSN", pg_dsn)
     (tmp_path / "dsn").write_text(pg_dsn + "\n")
     (tmp_path / "dsn").chmod(0o600)
-    first = await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="a.toml")
+    first = await SharedStore.open(
+        postgres_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="a.toml"
+    )
     second = await SharedStore.open(
-        _config(dsn_file=str(tmp_path / "dsn")), B, config_file="b.toml"
+        postgres_config(dsn_file=str(tmp_path / "dsn")), B, config_file="b.toml"
     )
     try:
         store = await first.open_soul("alpha", context_turns=0)
-        assert await store.append([_event(1)], now=1.0) == [1]
+        assert await store.append([note(1)], now=1.0) == [1]
         assert first.fence("alpha") is not None
         with pytest.raises(SoulElsewhere) as elsewhere:
             await second.open_soul("alpha", context_turns=0)
@@ -59,9 +40,9 @@ async def test_one_daemon_serves_a_soul_another_is_told_where(
         await first.give_up("alpha")
         assert first.fence("alpha") is None
         with pytest.raises(LeaseLost):
-            await store.append([_event(2)], now=2.0)  # given up: fenced off
+            await store.append([note(2)], now=2.0)  # given up: fenced off
         moved = await second.open_soul("alpha", context_turns=0)
-        assert await moved.append([_event(2)], now=2.0) == [2]
+        assert await moved.append([note(2)], now=2.0) == [2]
         assert await first.owner("alpha") == B
         await moved.close()
     finally:
@@ -72,13 +53,17 @@ async def test_one_daemon_serves_a_soul_another_is_told_where(
 async def test_a_dsn_not_to_be_read_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SOUPD_TEST_DSN", raising=False)
     with pytest.raises(ConfigError) as error:
-        await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml")
+        await SharedStore.open(
+            postgres_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml"
+        )
     assert error.value.message.startswith(
         "soupd.toml: store.dsn_env: environment variable SOUPD_TEST_DSN (the PostgreSQL DSN)"
         " is not set"
     )
     with pytest.raises(ConfigError, match="dsn_file: cannot read the PostgreSQL DSN from /nonex"):
-        await SharedStore.open(_config(dsn_file="/nonexistent/dsn"), A, config_file="soupd.toml")
+        await SharedStore.open(
+            postgres_config(dsn_file="/nonexistent/dsn"), A, config_file="soupd.toml"
+        )
 
 
 async def test_a_wrong_password_is_named_but_never_shown(
@@ -87,7 +72,9 @@ async def test_a_wrong_password_is_named_but_never_shown(
     wrong = pg_dsn.replace("postgresql://", "postgresql://nobody:Secr3tPassw0rd@", 1)
     monkeypatch.setenv("SOUPD_TEST_DSN", wrong)
     with pytest.raises(SharedStoreUnusable) as error:
-        await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml")
+        await SharedStore.open(
+            postgres_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml"
+        )
     assert "$SOUPD_TEST_DSN" in error.value.message
     assert error.value.code == "store_unusable"
     assert "Secr3tPassw0rd" not in error.value.message
@@ -97,7 +84,9 @@ async def test_a_wrong_password_is_named_but_never_shown(
 async def test_an_unreachable_server_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOUPD_TEST_DSN", "postgresql://u:pw@127.0.0.1:1/nothing")
     with pytest.raises(SharedStoreUnusable, match=r"\$SOUPD_TEST_DSN.*(refused|Connect)"):
-        await SharedStore.open(_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml")
+        await SharedStore.open(
+            postgres_config(dsn_env="SOUPD_TEST_DSN"), A, config_file="soupd.toml"
+        )
 
 
 @pytest.mark.parametrize(
