@@ -15,6 +15,12 @@ lost) and, when it can answer, :meth:`Channel.send`. The base class guarantees:
   gates: each a final answer); otherwise it raises :class:`NotAcknowledged` and the
   subclass must not acknowledge upstream, so the upstream sends the event again.
   ``ref`` makes that redelivery idempotent.
+* **A soul another daemon owns is still fed.** On a shared PostgreSQL store a soul of
+  the channel may be served by another daemon (:mod:`channels.forwarding`): the event
+  goes to that owner as an ``event.push`` of the same fields, and its answer counts as a
+  local one. An owner that cannot be reached, or a daemon that forwards nothing, leaves
+  the event unacknowledged: the upstream sends it again, and it is taken over here once
+  the owner is gone.
 * **No channel ever blocks a soul.** Outputs reach a channel through its own bounded
   subscription and outbox; when either is full the output is dropped for this channel
   only, counted (``outbox_overflow``) and logged. A slow upstream slows nobody else.
@@ -25,7 +31,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import anyio
 import anyio.abc
@@ -35,14 +41,24 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from channels.config import ChannelConfig
 from channels.conversations import Conversations
+from channels.methods import PushParams
 from souls.actor.mailbox import Future
 from souls.events import EventIn
 from souls.intake.field_screen import shown
 from souls.messages import Observe
 from souls.results import PushResult
-from supervisor.errors import RejectedInput, SoupdError
+from supervisor.errors import (
+    RejectedInput,
+    RemoteError,
+    SoulElsewhere,
+    SoulUnavailable,
+    SoupdError,
+)
 from supervisor.outputs import Output, Outputs
 from supervisor.registry import Registry
+
+if TYPE_CHECKING:
+    from channels.forwarding import Forwarder
 
 __all__ = [
     "Backoff",
@@ -113,6 +129,8 @@ class ChannelStatistics:
     rejected: int = 0
     # Inbound events the souls did not acknowledge (the upstream sends them again).
     unacknowledged: int = 0
+    # Answers that came from the daemon owning the soul (a shared store), counted above too.
+    forwarded: int = 0
     # Upstream items that are no event for a soul (own messages, joins, edits...).
     skipped: int = 0
     # Outbound.
@@ -183,6 +201,9 @@ class Channel:
         self._backoff = Backoff(config.backoff_initial, config.backoff_max, self._rng)
         # The outbox exists while run() does (it owns and closes both ends).
         self._outbox: MemoryObjectSendStream[Outgoing] | None = None
+        # Set by the daemon on a shared store: an event for a soul another daemon owns is
+        # forwarded to it (channels.forwarding); None: such an event is not acknowledged.
+        self.forwarder: Forwarder | None = None
         self.log = structlog.get_logger("soupd.channels").bind(channel=self.name)
 
     # -- what a subclass implements ------------------------------------------------
@@ -260,23 +281,46 @@ class Channel:
         attention gate, or refused by the hygiene gate: all final), with what each
         soul made of it (``stored``, ``duplicate``, ``dropped``, ``hygiene.<rule>``). Raises
         :class:`NotAcknowledged` otherwise; the caller must then not acknowledge the
-        event upstream.
+        event upstream. A soul another daemon owns answers through that daemon
+        (:meth:`_owner_answer`), within the same ``ack_timeout``.
         """
         self.stats.received += 1
         timeout = self.config.ack_timeout
         futures: list[tuple[str, Future]] = []
-        results: list[tuple[str, Any]] = []
+        answers: dict[str, Any] = {}
+        failures: list[SoupdError] = []
+
+        async def forward(soul: str, elsewhere: SoulElsewhere, scope: anyio.CancelScope) -> None:
+            # A failure ends the other forwards: the event is not acknowledged anyway.
+            try:
+                answers[soul] = await self._owner_answer(soul, event, elsewhere)
+                self.stats.forwarded += 1
+            except SoupdError as error:
+                failures.append(error)
+                scope.cancel()
+
         try:
             with anyio.fail_after(timeout):
                 for soul in self.config.souls:
                     future = Future()
                     await self._registry.lookup(soul).mailbox.tell(Observe(event), future)
                     futures.append((soul, future))
-                for soul, future in futures:
-                    try:
-                        results.append((soul, await future.wait()))
-                    except RejectedInput as rejected:
-                        results.append((soul, rejected))
+                # Forwards run beside the waiting: each starts as soon as its soul says
+                # it is served elsewhere, and the souls' answers keep coming meanwhile.
+                async with anyio.create_task_group() as forwards:
+                    for soul, future in futures:
+                        try:
+                            answers[soul] = await future.wait()
+                        except RejectedInput as rejected:
+                            answers[soul] = rejected
+                        except SoulElsewhere as elsewhere:
+                            forwards.start_soon(forward, soul, elsewhere, forwards.cancel_scope)
+                        except SoupdError as error:
+                            failures.append(error)
+                            forwards.cancel_scope.cancel()
+                            break
+            if failures:
+                raise failures[0]
         except TimeoutError:
             self.stats.unacknowledged += 1
             raise NotAcknowledged(
@@ -288,7 +332,34 @@ class Channel:
             raise NotAcknowledged(
                 f"event {shown(event.ref)} not acknowledged: {error.message}"
             ) from error
-        return {soul: self._count(soul, event, result) for soul, result in results}
+        return {soul: self._count(soul, event, answers[soul]) for soul, _ in futures}
+
+    async def _owner_answer(self, soul: str, event: EventIn, elsewhere: SoulElsewhere) -> Any:
+        """What the daemon owning ``soul`` made of ``event``: an ``event.push`` of the
+        event's fields, as a client would send it, by :class:`Forwarder`."""
+        if self.forwarder is None:
+            where = f"the daemon at {elsewhere.owner}" if elsewhere.owner else "another daemon"
+            raise SoulUnavailable(
+                f"soul {soul!r} is served by {where}, and this daemon forwards no channel "
+                "event to it; the event is stored once that daemon gives the soul up"
+            )
+        params = PushParams(soul=soul, **msgspec.structs.asdict(event))
+        try:
+            value = await self.forwarder.forward(
+                "event.push", msgspec.json.encode(params), elsewhere
+            )
+        except RemoteError as error:
+            if error.code.startswith("hygiene."):
+                # The owner's hygiene gate refused it: a final answer, as here.
+                return RejectedInput(error.code.removeprefix("hygiene."), error.message)
+            raise
+        try:
+            return msgspec.convert(value, PushResult)
+        except msgspec.ValidationError:
+            raise SoulUnavailable(
+                f"soul {soul!r} is served by the daemon at {elsewhere.owner}, which answered "
+                "the event with no push result; check its version and log"
+            ) from None
 
     def _count(self, soul: str, event: EventIn, result: Any) -> str:
         if isinstance(result, RejectedInput):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -39,6 +39,9 @@ from supervisor.errors import ChildStartError, RestartIntensityExceeded
 from supervisor.outputs import Outputs
 from supervisor.registry import Registry
 from supervisor.tree import ChildSpec, Supervisor
+
+if TYPE_CHECKING:
+    from channels.forwarding import Forwarder
 
 __all__ = ["Channels", "make_channel"]
 
@@ -97,6 +100,9 @@ class Channels:
         self._supervisor = Supervisor("channels", max_restarts=1_000_000, max_seconds=1.0)
         self._channels: dict[str, Channel] = {}
         self._lock = anyio.Lock()
+        # On a shared store (set by the daemon before run): each channel forwards an
+        # event for a soul another daemon owns to it (channels.base).
+        self.forwarder: Forwarder | None = None
 
     async def run(self, task_status: anyio.abc.TaskStatus[Any]) -> None:
         """Start every configured channel, then supervise until cancelled."""
@@ -148,6 +154,7 @@ class Channels:
 
     async def _start(self, config: ChannelConfig) -> None:
         channel = self._factory(config, self._registry, self._outputs, self.conversations)
+        channel.forwarder = self.forwarder
         self._channels[config.name] = channel
         own = Supervisor(
             f"channel:{config.name}",

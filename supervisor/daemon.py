@@ -204,6 +204,7 @@ class Daemon:
                     self.settings.daemon.http.request_timeout,
                 )
                 self.server.methods.forwarder = forwarder
+                self.channels.forwarder = forwarder  # and a channel's event, the same way
             try:
                 await self._run_locked()
             finally:
