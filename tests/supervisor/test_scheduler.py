@@ -17,11 +17,12 @@ import pytest
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from conftest import MAILBOX_HYGIENE
+from structlog.testing import capture_logs
 
 from souls.actor.clock import SystemClock
 from souls.actor.mailbox import Mailbox
 from souls.config import LifecycleConfig, ScheduleOverrides, SoulConfig
-from souls.messages import Decay, Homeostasis, LastRuns, Weekly
+from souls.messages import LastRuns
 from souls.store.store import Store
 from supervisor.config import DaemonConfig, ScheduleConfig, Settings
 from supervisor.registry import Registry, SoulHandle
@@ -156,13 +157,34 @@ async def test_a_job_missed_while_down_runs_at_start(tmp_path: Path) -> None:
     assert "homeostasis" not in runs  # never ran before: nothing to catch up
 
 
-async def test_a_fired_job_carries_its_period(tmp_path: Path) -> None:
-    # What lets a soul run it once a period however many daemons fire it.
+async def test_a_job_fired_twice_in_its_period_runs_once(tmp_path: Path) -> None:
+    # What two daemons of a shared store do: both fire the soul's jobs. The soul runs
+    # each once a period (the job's, or its homeostasis interval) and says so.
     schedule = ScheduleConfig(homeostasis_minutes=10)
-    async with scheduled(tmp_path, schedule=schedule) as (scheduler, _handle):
-        assert scheduler._recurring("ada", "decay") == Decay(period=86_400)
-        assert scheduler._recurring("ada", "weekly") == Weekly(period=7 * 86_400)
-        assert scheduler._recurring("ada", "homeostasis") == Homeostasis(period=600)
+    async with scheduled(tmp_path, schedule=schedule) as (scheduler, handle):
+        aps = scheduler._require()
+        for name in ("decay", "homeostasis"):
+            job = aps.get_job(f"{name}:ada")
+            with capture_logs() as logs:
+                await job.func(*job.args)
+                first = await _eventually(handle, name)
+                await job.func(*job.args)  # a second daemon's, a moment later
+                with anyio.fail_after(10):
+                    while not any(  # noqa: ASYNC110 - waits for what the soul logs
+                        e["event"] == "soul.job_ran_already" and e.get("job") == name for e in logs
+                    ):
+                        await anyio.sleep(0.01)
+            assert (await handle.mailbox.ask(LastRuns(), timeout=5))[name] == first
+
+
+async def _eventually(handle: SoulHandle, job: str) -> float:
+    """When ``job`` ran, once the soul has run it (within 10 s)."""
+    with anyio.fail_after(10):
+        while True:
+            runs = await handle.mailbox.ask(LastRuns(), timeout=5)
+            if job in runs:
+                return float(runs[job])
+            await anyio.sleep(0.01)
 
 
 def test_homeostasis_checks_are_spread_over_their_interval() -> None:

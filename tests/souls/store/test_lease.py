@@ -145,7 +145,12 @@ async def test_a_take_waits_for_the_old_owners_write_under_way(
                 order.append("taken")
 
             tasks.start_soon(take)
-            await anyio.sleep(0.5)  # the lock is free by now; the take waits for the row
+            # The lock is free once the old session ended; the take then waits for the row.
+            sql = "SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1"
+            with anyio.fail_after(10):
+                while await admin.fetchval(sql, second.pid) != "Lock":  # noqa: ASYNC110 - the server's view
+                    await anyio.sleep(0.01)
+            assert order == []
             await db.execute("INSERT INTO scratch VALUES ($1, 'old, under way')", old.soul_id)
             order.append("written")
             await transaction.commit()
