@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -345,10 +345,13 @@ class Mind:
         self._associations = None
         self._hits = HitCache()
 
-    async def decay(self, now: float, *, dry_run: bool = False) -> DecayResult:
-        """The nightly pass: memories fade and hide, edges and markers weaken. A
-        ``dry_run`` only counts (the store's transaction is rolled back): neither the
-        database nor what the mind holds in memory changes."""
+    async def decay(
+        self, now: float, *, dry_run: bool = False, state: Mapping[str, str] | None = None
+    ) -> DecayResult:
+        """The nightly pass: memories fade and hide, edges and markers weaken; ``state``
+        (the run's record) is stored with it, in its transaction. A ``dry_run`` only
+        counts (the store's transaction is rolled back): neither the database nor what
+        the mind holds in memory changes."""
         config, hebbian, somatic = self.config.decay, self.config.hebbian, self.config.somatic
         fading = Fading(
             permanent_at=config.permanent_at,
@@ -361,7 +364,7 @@ class Mind:
             marker_factor=somatic.nightly_decay,
             marker_floor=somatic.prune_below,
         )
-        report = await self._store.decay(now, fading, dry_run=dry_run)
+        report = await self._store.decay(now, fading, dry_run=dry_run, state=state)
         if dry_run:
             self._log.info(
                 "soul.decay_counted",

@@ -532,8 +532,6 @@ class Soul:
                 case Decay(period=period, dry_run=False) if await self._ran_lately("decay", period):
                     result = None
                 case Decay(now=now, dry_run=dry_run):
-                    if not dry_run:  # a dry run is no run: the nightly one still comes
-                        self._ran("decay")
                     when = self._clock.now() if now is None else now
                     result = await self._decay(when, dry_run=dry_run)
                 case Homeostasis(period=period) if await self._ran_lately("homeostasis", period):
@@ -688,9 +686,12 @@ class Soul:
 
     async def _decay(self, now: float, *, dry_run: bool = False) -> DecayResult:
         # Pending changes first (as a forget's dry run does), so a dry run counts what
-        # the real pass would find.
+        # the real pass would find. The run's record goes in the pass's own transaction:
+        # a crash leaves both or neither, so the next start runs a pass that did not
+        # happen, and never one that did (a dry run is no run: the nightly one comes).
         await self._commit_changes()
-        return await self._require_mind().decay(now, dry_run=dry_run)
+        ran = None if dry_run else {"ran.decay": repr(self._clock.now())}
+        return await self._require_mind().decay(now, dry_run=dry_run, state=ran)
 
     async def _stats(self) -> SoulStats:
         store = self._require_store()

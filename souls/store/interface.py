@@ -349,10 +349,18 @@ class SoulStore(Protocol):
         transaction; how many were hidden."""
         ...
 
-    async def decay(self, now: float, fading: Fading, *, dry_run: bool = False) -> DecayResult:
+    async def decay(
+        self,
+        now: float,
+        fading: Fading,
+        *,
+        dry_run: bool = False,
+        state: Mapping[str, str] | None = None,
+    ) -> DecayResult:
         """The nightly decay pass (:mod:`souls.store.fading`: memories hidden, hidden
-        ones purged, edges and markers weakening) in one transaction, rolled back when
-        ``dry_run``; its counts."""
+        ones purged, edges and markers weakening) in one transaction with ``state``
+        (soul state entries: the run's record, so it is stored if and only if the pass
+        is), rolled back when ``dry_run``; its counts."""
         ...
 
     async def record_due(self, tasks: Sequence[DueTask]) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -785,14 +785,28 @@ class Store:
         self.drop_caches()
         return len(hidden)
 
-    async def decay(self, now: float, fading: Fading, *, dry_run: bool = False) -> DecayResult:
+    async def decay(
+        self,
+        now: float,
+        fading: Fading,
+        *,
+        dry_run: bool = False,
+        state: Mapping[str, str] | None = None,
+    ) -> DecayResult:
         """The nightly decay pass (:mod:`souls.store.fading`) at ``now``, in one shielded
-        transaction. A ``dry_run`` rolls it back: its counts are the real pass's, and
-        nothing stored changes."""
+        transaction, with ``state`` (the soul's state entries: the run's own record). A
+        ``dry_run`` rolls it back: its counts are the real pass's, and nothing stored
+        changes."""
         result = DecayResult(hidden=0, purged=0, edges_pruned=0, markers_pruned=0)
         with anyio.CancelScope(shield=True), contextlib.suppress(_RolledBack):
             async with self.transaction() as db:
                 result = await fade(db, now, fading)
+                if state:
+                    await db.executemany(
+                        "INSERT INTO soul_state (key, value) VALUES (?, ?)"
+                        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        list(state.items()),
+                    )
                 if dry_run:
                     raise _RolledBack
         if dry_run:

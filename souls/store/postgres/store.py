@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 
 import anyio
@@ -860,10 +860,18 @@ class PgStore:
         self.drop_caches()
         return len(hidden)
 
-    async def decay(self, now: float, fading: Fading, *, dry_run: bool = False) -> DecayResult:
+    async def decay(
+        self,
+        now: float,
+        fading: Fading,
+        *,
+        dry_run: bool = False,
+        state: Mapping[str, str] | None = None,
+    ) -> DecayResult:
         """The nightly decay pass at ``now``, as :func:`souls.store.fading.fade` does it
         on SQLite (the same steps, in the same order, in double precision), in one
-        shielded transaction. A ``dry_run`` rolls it back: its counts are the real pass's, and
+        shielded transaction, with ``state`` (the soul's state entries: the run's own
+        record). A ``dry_run`` rolls it back: its counts are the real pass's, and
         nothing stored changes."""
         soul = self.soul
         result = DecayResult(hidden=0, purged=0, edges_pruned=0, markers_pruned=0)
@@ -920,6 +928,12 @@ class PgStore:
                     hidden=len(rows), purged=len(purged), edges_pruned=_count(pruned),
                     markers_pruned=_count(faded),
                 )  # fmt: skip
+                if state:
+                    await db.executemany(
+                        "INSERT INTO soul_state (soul, key, value) VALUES ($1, $2, $3)"
+                        " ON CONFLICT (soul, key) DO UPDATE SET value = excluded.value",
+                        [(soul, key, value) for key, value in state.items()],
+                    )
                 if dry_run:
                     raise _RolledBack
         if dry_run:

@@ -99,6 +99,30 @@ async def test_what_a_turn_wrote_reads_back_alike(store: SoulStore, opener: Open
         assert surprise == [0.0, 0.0, 0.0]
 
 
+# A decay that halves the edges and markers, and hides nothing within a few days.
+HALVING = Fading(
+    permanent_at=0.9, medium_at=0.7, medium_days=30, low_days=7, purge_days=30,
+    edge_factor=0.5, edge_floor=0.1, marker_factor=0.5, marker_floor=0.1,
+)  # fmt: skip
+
+
+async def test_a_decay_pass_and_its_record_are_stored_together(
+    store: SoulStore, opener: Opener
+) -> None:
+    # The scheduler's record of a run is written in the pass's own transaction: a
+    # crash leaves both or neither. A dry run records nothing.
+    changes = Changes()
+    changes.edges[(1, 2)] += 1
+    await store.append([event(t, ts=T0 + i) for i, t in enumerate("ab")], changes, now=T0)
+    await store.decay(T0 + 1, HALVING, dry_run=True, state={"ran.decay": "1.0"})
+    assert await store.soul_state() == {}
+    assert await store.edge_weights([(1, 2)]) == {(1, 2): 1.0}
+    await store.decay(T0 + 2, HALVING, state={"ran.decay": "2.0"})
+    for reader in (store, await opener()):
+        assert await reader.soul_state() == {"ran.decay": "2.0"}
+        assert await reader.edge_weights([(1, 2)]) == {(1, 2): 0.5}
+
+
 async def test_the_weights_of_the_edges_just_written(store: SoulStore, opener: Opener) -> None:
     # The mind asks the weights of the edges a turn wrote right after its commit (for its
     # index of strong edges): what every reader reads, also after the edges changed by
@@ -114,12 +138,8 @@ async def test_the_weights_of_the_edges_just_written(store: SoulStore, opener: O
     await store.flush(again, now=T0 + 2)
     assert await store.edge_weights([(1, 2)]) == {(1, 2): 3.0}
     assert await store.edge_weights([(1, 2), (2, 3), (3, 4)]) == {(1, 2): 3.0, (2, 3): 1.0}
-    fading = Fading(
-        permanent_at=0.9, medium_at=0.7, medium_days=30, low_days=7, purge_days=30,
-        edge_factor=0.5, edge_floor=0.1, marker_factor=0.5, marker_floor=0.1,
-    )  # fmt: skip
     await store.flush(again, now=T0 + 3)
-    await store.decay(T0 + 4, fading)
+    await store.decay(T0 + 4, HALVING)
     halved = {(1, 2): 2.0, (2, 3): 0.5}
     assert await store.edge_weights([(1, 2)]) == {(1, 2): 2.0}  # not the 4.0 written before
     assert await store.edge_weights([(1, 2), (2, 3)]) == halved
