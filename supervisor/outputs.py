@@ -10,12 +10,19 @@ Invariants:
   the stream (an ``overflow`` output) as soon as there is room again.
 * Only the kinds of :data:`supervisor.output_kinds.OUTPUT_KINDS` are published: another
   is a programming error (ValueError), never a stream nobody can subscribe to.
+* On a shared PostgreSQL store the outputs of this daemon's souls go to the other
+  daemons too (the relay, :mod:`supervisor.relay`, a hook :meth:`Outputs.relay_to` sets,
+  which never waits either), and theirs come in by :meth:`Outputs.publish_relayed`:
+  fanned out here like this daemon's own, never relayed again. A relayed ``direct``
+  output reaches the clients' subscriptions only, not the daemon's own (channels, the
+  responder): a direct message is answered by the responder of the daemon that serves
+  its soul, once.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -36,9 +43,12 @@ class Output(msgspec.Struct, frozen=True):
 
 
 class Subscription:
-    def __init__(self, souls: frozenset[str], kinds: frozenset[str], capacity: int) -> None:
+    def __init__(
+        self, souls: frozenset[str], kinds: frozenset[str], capacity: int, internal: bool = False
+    ) -> None:
         self.souls = souls
         self.kinds = kinds
+        self.internal = internal
         send: MemoryObjectSendStream[Output]
         receive: MemoryObjectReceiveStream[Output]
         send, receive = anyio.create_memory_object_stream(capacity)
@@ -74,7 +84,9 @@ class Outputs:
     def __init__(self) -> None:
         self._subscriptions: list[Subscription] = []
         self._internal = 0
+        self._relay: Callable[[Output], None] | None = None
         self.published = 0
+        self.relayed = 0  # published here by another daemon's souls (publish_relayed)
 
     def publish(self, soul: str, kind: str, payload: dict[str, Any]) -> None:
         if kind not in OUTPUT_KINDS:
@@ -82,6 +94,26 @@ class Outputs:
         output = Output(soul, kind, time.time(), payload)
         self.published += 1
         for subscription in self._subscriptions:
+            if subscription.wants(output):
+                subscription.offer(output)
+        if self._relay is not None:
+            self._relay(output)
+
+    def relay_to(self, relay: Callable[[Output], None] | None) -> None:
+        """Hand every output published from now on to ``relay`` too (None: no more). It
+        is called in :meth:`publish`: it must return at once and never raise."""
+        self._relay = relay
+
+    def publish_relayed(self, output: Output) -> None:
+        """An output another daemon of the shared store published (:mod:`supervisor.relay`),
+        fanned out here as it came (its time is the publisher's) and not relayed again; a
+        ``direct`` one to the clients' subscriptions only."""
+        if output.kind not in OUTPUT_KINDS:
+            raise ValueError(f"unknown output kind {output.kind!r}; add it to OUTPUT_KINDS")
+        self.relayed += 1
+        for subscription in self._subscriptions:
+            if subscription.internal and output.kind == "direct":
+                continue
             if subscription.wants(output):
                 subscription.offer(output)
 
@@ -96,7 +128,7 @@ class Outputs:
     ) -> Iterator[Subscription]:
         """A subscription for the block's duration. ``internal``: the daemon's own
         (channels, the responder), not counted among :attr:`subscribers`."""
-        subscription = Subscription(souls, kinds, capacity)
+        subscription = Subscription(souls, kinds, capacity, internal)
         self._subscriptions.append(subscription)
         self._internal += internal
         try:
