@@ -30,7 +30,7 @@ import anyio.abc
 import asyncpg
 import structlog
 
-from souls.store.postgres.lease import Fence, Leases, current_owner
+from souls.store.postgres.lease import KEEPALIVE, Fence, Leases, current_owner
 from souls.store.postgres.pool import RANKING_SETTINGS, create_pool
 from souls.store.postgres.schema import migrate
 from souls.store.postgres.store import PgStore
@@ -254,6 +254,26 @@ class SharedStore:
             with anyio.CancelScope(shield=True):
                 await self.give_up(name)
             raise
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        """The pool the souls' stores share (the outputs relay sends through it too)."""
+        return self._pool
+
+    async def connect(self, name: str) -> asyncpg.Connection:
+        """A session of its own for one task of this daemon (``name``: its
+        application_name), neither the pool's nor the lease session, with the DSN read
+        now and the server's keepalive probes on it (the outputs relay listens on one).
+        Raises what connecting raises (describe it with :meth:`problem`)."""
+        settings = {"application_name": name[:63], **KEEPALIVE}
+        db: asyncpg.Connection = await asyncpg.connect(
+            await self._dsn.current(), server_settings=settings, timeout=10
+        )
+        return db
+
+    def problem(self, exc: BaseException) -> str:
+        """What ``exc`` says, with the DSN and its password cut out."""
+        return _scrubbed(exc, *self._dsn.known)
 
     def fence(self, name: str) -> Fence | None:
         """The lease this daemon holds on ``name``, if it holds one."""

@@ -557,6 +557,22 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE events DROP CONSTRAINT events_soul_fkey;
         """,
     ),
+    (
+        "0015_relayed_outputs",
+        """
+        -- An output too large for a NOTIFY (8000 bytes), kept for the other daemons of the
+        -- store to read (supervisor/relay.py): the notification names its row. soul: its
+        -- soul's id (souls.id); payload: the whole notification, JSON. Rows older than ten
+        -- minutes are deleted by the publishers; nothing refers to them.
+        CREATE TABLE relayed_outputs (
+            id      bigserial PRIMARY KEY,
+            soul    integer NOT NULL,
+            payload text NOT NULL,
+            at      timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX relayed_outputs_at ON relayed_outputs (at);
+        """,
+    ),
 )
 
 
