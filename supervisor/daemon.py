@@ -11,6 +11,8 @@ after it)::
     │              stopped before the souls: no new mail while they drain)
     ├── http       the HTTP API ([http], on by default; channels.http_api), the same
     │              methods as the socket
+    ├── leases     on a shared PostgreSQL store: its lease session watched (supervisor.shared)
+    ├── relay      ...and the outputs of every daemon's souls relayed (supervisor.relay)
     ├── channels   dynamic supervisor; one child per [[channels]] table (webhook,
     │              telegram, slack, signal)
     └── responder  answers direct messages of souls with [answer] enabled (their
@@ -83,6 +85,7 @@ from supervisor.tree import ChildSpec, Supervisor
 
 if TYPE_CHECKING:
     from channels.http_api import HttpApi
+    from supervisor.relay import Relay
     from supervisor.shared import SharedStore
 
 __all__ = ["Daemon"]
@@ -147,6 +150,8 @@ class Daemon:
         )
         # The shared PostgreSQL store, when [store] backend = "postgres" (opened by run).
         self._shared: SharedStore | None = None
+        # Its outputs relay: every soul's outputs reach every daemon of the store.
+        self._relay: Relay | None = None
         self.http: HttpApi | None = None
         if settings.daemon.http.enabled:
             # Imported only when used: Starlette and uvicorn cost a daemon without it nothing.
@@ -205,9 +210,14 @@ class Daemon:
                 )
                 self.server.methods.forwarder = forwarder
                 self.channels.forwarder = forwarder  # and a channel's event, the same way
+                from supervisor.relay import Relay
+
+                self._relay = Relay(self._shared, self.outputs)
+                self.outputs.relay_to(self._relay.offer)
             try:
                 await self._run_locked()
             finally:
+                self.outputs.relay_to(None)
                 if self._shared is not None:
                     with anyio.CancelScope(shield=True):
                         if self.server.methods.forwarder is not None:
@@ -223,6 +233,8 @@ class Daemon:
             http = [ChildSpec("http", self.http.run, restart="permanent", shutdown=10.0)]
         if self._shared is not None:
             http.append(ChildSpec("leases", self._shared.watch, restart="permanent", shutdown=5.0))
+        if self._relay is not None:
+            http.append(ChildSpec("relay", self._relay.run, restart="permanent", shutdown=5.0))
         root = Supervisor(
             "soupd",
             [
@@ -702,6 +714,9 @@ class Daemon:
             "partial_bytes": self.server.partial.used,
             "subscribers": self.outputs.subscribers,
             "outputs": self.outputs.published,
+            # Outputs of the souls other daemons of the shared store serve, published here.
+            "outputs_relayed": self.outputs.relayed,
+            "relay": self._relay.status() if self._relay is not None else None,
             "http": self.http.status() if self.http is not None else None,
             "channels": self.channels.status(),
             "answers": {"answered": self.responder.answered, "failed": self.responder.failed},
