@@ -988,6 +988,11 @@ class PgStore:
                 forgotten = await self._forget(db, ids)
                 claims, questions = await forgetting.apply(db, self.soul, plan)
                 forgotten = msgspec.structs.replace(forgotten, claims=claims, questions=questions)
+                if not dry_run:
+                    # The soul's large outputs on their way to the other daemons
+                    # (supervisor/relay.py) may quote what goes: they go too (a listener
+                    # that has not read one yet counts it missed).
+                    await db.execute("DELETE FROM relayed_outputs WHERE soul = $1", self.soul)
                 if dry_run:
                     raise _RolledBack
         if not dry_run:

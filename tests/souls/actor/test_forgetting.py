@@ -265,6 +265,13 @@ async def test_another_souls_rows_are_untouched_on_postgres(
     alpha, beta, pool = two_souls
     await seed(alpha)
     await seed(beta)
+    async with pool.acquire() as db:
+        # Large outputs on their way to the other daemons (supervisor/relay.py), quoting
+        # what is forgotten: alpha's go with the forget, beta's stay.
+        await db.executemany(
+            "INSERT INTO relayed_outputs (soul, payload) VALUES ($1, $2)",
+            [(alpha.soul, '{"text": "the locker code"}'), (beta.soul, '{"text": "locker"}')],
+        )
 
     async def rows_of(soul: int) -> dict[str, list[str]]:
         async with pool.acquire() as db:
