@@ -72,7 +72,12 @@ CLAUSE_END = (
     r"(?![^\s,;:()\[\]\"“”—–!.?])"
     r"(?=\s*$|\s*[,;:()\[\]\"“”—–!.?]|\s+-\s|\s+(?i:but|because|since|although|though|when|whenever"
     r"|if|so|as|and\s+i|or\s+i|which|who|that|too|anymore|any\s+more|these\s+days|cause"
-    r"|nowadays|lately|now|again|a\s+lot|very\s+much|more|either|is|are|was|were)\b)"
+    r"|nowadays|lately|now|again|a\s+lot|very\s+much|more|either"
+    # another clause, with its own subject: "I love cooking and my husband is a chef"
+    r"|and\s+(?:my|our|his|her|their|the|he|she|they|it|we)"
+    # a verb after the object ("hiking is the best"), lower case only: a title's words
+    # are capitalised ("My favourite film is Life Is Beautiful")
+    r"|(?-i:is|are|was|were))\b)"
 )
 OBJ = rf"[^\s,;:()\"“”][^,;:()\"“”]{{0,60}}?{CLAUSE_END}"
 ACTION_END = (

@@ -307,26 +307,38 @@ _RELATIVE = re.compile(
 )
 
 
-# Words after which a taste's "I" still says the taste: "that's why I love it", "how
-# much I love performing", "one of the reasons I love traveling", "I think I like jazz".
+# A noun phrase right before a taste's "I"/"we" makes it a relative clause's subject ("a
+# job I enjoy", "the stories we like"): a determiner and up to three words, no
+# punctuation between. Not after a preposition ("in the end I love it": an adverbial),
+# nor when its last word is a time ("these days I enjoy baking") or still says the taste
+# ("one of the reasons I love hiking"; "how much I love opera" has no determiner).
+_NOUN_BEFORE = re.compile(
+    r"(?i:(?:\b(?P<prep>in|on|at|after|before|during|for|by|with|over|since|from|until"
+    r"|through|around|of)\s+)?\b(?:a|an|the|this|that|these|those|my|your|his|her|our"
+    r"|their)\s+(?:[a-z'’-]+\s+){0,2}(?P<last>[a-z'’-]+)\s+)$"
+)
 _TASTE_OPENERS = frozenset(
-    "why how much reason reasons think guess know swear admit say said realised realized".split()
+    """why how much reason reasons day days week weeks weekend weekends month months year
+    years night nights morning mornings evening evenings time times summer winter spring
+    fall autumn moment""".split()
 )
 _TASTES = ("likes", "dislikes")
 
 
 def _inside_noun_phrase(sentence: str, m: re.Match[str]) -> bool:
     """Whether a taste rule's "I"/"we" (at ``m.start()``) is a relative clause's subject,
-    after a noun ("a job I enjoy", "the stories we like") rather than opening a clause."""
+    after a noun phrase ("a job I enjoy", "the stories we like"), rather than opening a
+    clause ("these days I enjoy baking", "man I love pizza")."""
     if m.group(0)[:1] not in "IiWw" or not any(m.group(t) for t in _TASTES if t in m.re.groupindex):
         return False
     if opens_clause(sentence, m.start()):
         return False
-    before = _WORD_BEFORE.search(sentence, max(0, m.start() - 24), m.start())
-    return before is None or before.group(1).lower() not in _TASTE_OPENERS
-
-
-_WORD_BEFORE = re.compile(r"([A-Za-z]+)\W*$")
+    noun = _NOUN_BEFORE.search(sentence, max(0, m.start() - 60), m.start())
+    return (
+        noun is not None
+        and noun.group("prep") is None
+        and noun.group("last").lower() not in _TASTE_OPENERS
+    )
 
 
 def _confidence(sentence: str) -> Confidence:

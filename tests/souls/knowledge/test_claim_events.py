@@ -201,6 +201,17 @@ def test_an_arrangement_in_the_progressive_is_a_plan(sentence: str, plan: str) -
         ("They're so soft, I like cuddling them.", []),
         ("I love escaping to that place.", []),
         ("I really like talking about it.", []),
+        # An "I" after anything but a noun phrase opens what is said.
+        ("Nowadays I enjoy gardening.", ["gardening"]),
+        ("These days I enjoy baking.", ["baking"]),
+        ("After work I like swimming.", ["swimming"]),
+        ("Man I love pizza.", ["pizza"]),
+        ("I mean I love tea.", ["tea"]),
+        ("In the morning I like coffee.", ["coffee"]),
+        # The object ends where another clause begins, a title's words do not end it.
+        ("I love cooking and my husband is a great cook.", ["cooking"]),
+        ("I like jazz and my dad was a drummer.", ["jazz"]),
+        ("My favourite film is Life Is Beautiful.", ["Life Is Beautiful"]),
     ],
 )
 def test_a_taste_needs_its_own_clause_and_its_object(sentence: str, expected: list[str]) -> None:
