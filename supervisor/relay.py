@@ -12,10 +12,15 @@ which never relays again).
   (a subscription's own report) — :data:`RELAYED_KINDS`. A notification names the
   daemon (its advertised address and this run's instance id), the soul, the kind, the
   time and the payload.
-* A NOTIFY payload must be shorter than 8000 bytes. A larger output is kept in the
-  ``relayed_outputs`` table, inserted by the statement that notifies, which names the
-  row instead; listeners read it from there. Rows older than :data:`KEEP_SECONDS` are
-  deleted by the publishers (at most once a :data:`SWEEP_SECONDS`).
+* Every output is kept in the ``relayed_outputs`` table, inserted by the statement that
+  notifies, and the notification names its row only: listeners read the row. LISTEN
+  and NOTIFY need no privilege, so any role that may connect to the database hears the
+  channel and may send on it; the rows are the soupd role's (nobody else may read or
+  write them), so a notification tells nobody what was said, and one forged only names
+  a row that exists (read once: each row is published once) or none (counted missed).
+  (And a payload of NOTIFY must be under 8000 bytes, an output may be larger.) Rows
+  older than :data:`KEEP_SECONDS` are deleted, every :data:`SWEEP_SECONDS`, by every
+  daemon.
 * Publishing never waits: :meth:`Relay.offer` (the hub's hook, synchronous) puts the
   notification in a queue bounded by count and by bytes (:data:`QUEUE_COUNT`,
   :data:`QUEUE_BYTES`), which one task of the relay drains through the pool; when it is
@@ -34,8 +39,6 @@ and queued_bytes, listening, reconnects. On a daemon with SQLite nothing of this
 
 from __future__ import annotations
 
-import math
-import time
 import uuid
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -56,7 +59,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CHANNEL",
     "KEEP_SECONDS",
-    "NOTIFY_MAX",
     "QUEUE_BYTES",
     "QUEUE_COUNT",
     "RELAYED_KINDS",
@@ -67,8 +69,6 @@ __all__ = [
 CHANNEL = "soupd_outputs"
 # The kinds that go to the other daemons.
 RELAYED_KINDS = frozenset(OUTPUT_KINDS) - {"log", "overflow"}
-# The longest notification sent as it is, in bytes (PostgreSQL's limit: under 8000).
-NOTIFY_MAX = 7999
 # Seconds a large output's row is kept for the listeners; how often old rows go.
 KEEP_SECONDS = 600.0
 SWEEP_SECONDS = 60.0
@@ -82,8 +82,9 @@ PROBE = 1.0
 _PROBE_TIMEOUT = 5.0
 # Seconds one send may take (the pool's connection included) before it is tried again.
 _SEND_TIMEOUT = 10.0
-# Instances of other daemons whose last notification is remembered.
+# Instances of other daemons whose last notification is remembered; rows published here.
 _INSTANCES = 256
+_ROWS = 4096
 # Backoff of the reconnections and retries, in seconds.
 _BACKOFF_FIRST = 0.5
 _BACKOFF_MAX = 30.0
@@ -105,7 +106,6 @@ _GONE = (
 _REFUSED = asyncpg.PostgresError
 _UNLISTENED = (*_GONE, _REFUSED, ValueError)
 
-_NOTIFY = "SELECT pg_notify($1, $2)"
 # The output kept in the table and its row named, in one statement: the notification
 # goes out (at the commit) only with the row in place.
 _STORE_AND_NOTIFY = """
@@ -114,27 +114,23 @@ _STORE_AND_NOTIFY = """
         SELECT id, $2 FROM souls WHERE name = $1
         RETURNING id
     )
-    SELECT pg_notify($3, json_build_object(
-        'daemon', $4::text, 'instance', $5::text, 'seq', $6::bigint, 'soul', $1::text,
-        'kind', $7::text, 'ts', $8::float8, 'id', kept.id)::text)
-    FROM kept
+    SELECT pg_notify($3, kept.id::text) FROM kept
 """
 _SWEEP = "DELETE FROM relayed_outputs WHERE at < now() - make_interval(secs => $1)"
 _READ = "SELECT payload FROM relayed_outputs WHERE id = $1"
 
 
-class _Note(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A notification: an output of ``soul``, sent by the daemon advertised at ``daemon``
-    (``instance``: its run), with its payload or the id of the row that holds it."""
+class _Note(msgspec.Struct, frozen=True):
+    """A kept output (a row's payload): an output of ``soul``, sent by the daemon
+    advertised at ``daemon`` (``instance``: its run)."""
 
     daemon: str
     instance: str
-    seq: int  # of the instance's notifications, counting from 1
+    seq: int  # of the instance's outputs sent, counting from 1
     soul: str
     kind: str
     ts: float
-    payload: dict[str, Any] | None = None
-    id: int | None = None
+    payload: dict[str, Any]
 
 
 class _Outgoing(msgspec.Struct, frozen=True):
@@ -166,11 +162,12 @@ class Relay:
         self._heard, self._hearing = heard_send, heard_receive
         self._log = structlog.get_logger("soupd.relay").bind(daemon=self.address)
         self._full = False  # the queue refused an output since it last had room
-        self._swept = -math.inf
         self._seq = 0
-        # The last notification published here of each instance of the other daemons (a
-        # send tried again after its answer was lost may come twice: the second is left).
+        # The last output published here of each instance of the other daemons (a send
+        # tried again after its answer was lost may be kept twice: the second is left),
+        # and the rows read lately (a row named again, by a forged notification, is not).
         self._last: OrderedDict[str, int] = OrderedDict()
+        self._rows: OrderedDict[int, None] = OrderedDict()
         self.queued_bytes = 0
         self.sent = 0
         self.stored = 0
@@ -267,39 +264,25 @@ class Relay:
         note = item.note
         with anyio.fail_after(_SEND_TIMEOUT):
             async with self._store.pool.acquire() as db:
-                if item.size <= NOTIFY_MAX:
-                    await db.execute(_NOTIFY, CHANNEL, item.text)
-                    self.sent += 1
-                    return
-                done = await db.execute(
-                    _STORE_AND_NOTIFY,
-                    note.soul,
-                    item.text,
-                    CHANNEL,
-                    note.daemon,
-                    note.instance,
-                    note.seq,
-                    note.kind,
-                    note.ts,
-                )
-                if done == "SELECT 0":  # no row in souls: not a soul of the store
-                    self.failed += 1
-                    self._log.error("relay.soul_unknown", soul=note.soul, kind=note.kind)
-                    return
-                self.sent += 1
-                self.stored += 1
-        if time.monotonic() - self._swept >= SWEEP_SECONDS:
-            self._swept = time.monotonic()
-            await self._sweep()
+                done = await db.execute(_STORE_AND_NOTIFY, note.soul, item.text, CHANNEL)
+        if done == "SELECT 0":  # no row in souls: not a soul of the store
+            self.failed += 1
+            self._log.error("relay.soul_unknown", soul=note.soul, kind=note.kind)
+            return
+        self.sent += 1
+        self.stored += 1
 
-    async def _sweep(self) -> None:
-        """Delete the kept outputs older than ``KEEP_SECONDS`` (another daemon's too)."""
-        try:
-            with anyio.fail_after(_SEND_TIMEOUT):
-                async with self._store.pool.acquire() as db:
-                    await db.execute(_SWEEP, KEEP_SECONDS)
-        except (*_GONE, _REFUSED) as exc:
-            self._log.warning("relay.sweep_failed", problem=self._store.problem(exc))
+    async def _sweeping(self) -> None:
+        """Every :data:`SWEEP_SECONDS`, delete the kept outputs older than
+        :data:`KEEP_SECONDS` (the other daemons' too: whichever comes first)."""
+        while True:
+            await anyio.sleep(SWEEP_SECONDS)
+            try:
+                with anyio.fail_after(_SEND_TIMEOUT):
+                    async with self._store.pool.acquire() as db:
+                        await db.execute(_SWEEP, KEEP_SECONDS)
+            except (*_GONE, _REFUSED) as exc:
+                self._log.warning("relay.sweep_failed", problem=self._store.problem(exc))
 
     # -- listening --------------------------------------------------------------------
 
@@ -310,6 +293,7 @@ class Relay:
         done (listening or not: it is tried again in the background)."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._drain)
+            tg.start_soon(self._sweeping)
             await self._listen(task_status)
 
     async def _listen(self, task_status: anyio.abc.TaskStatus[None]) -> None:
@@ -381,31 +365,34 @@ class Relay:
             self._log.warning("relay.listener_behind", missed=self.missed)
 
     async def _publish(self, db: asyncpg.Connection, text: str) -> None:
-        """A notification, published into this daemon's hub unless it is this run's own."""
+        """The output a notification names, read from its row (on the listening session
+        itself) and published into this daemon's hub, unless it is this run's own or was
+        published already."""
+        row = int(text) if text.isascii() and text.isdigit() and len(text) < 19 else None
+        if row is None:
+            self.missed += 1
+            self._log.warning("relay.unreadable", problem="not a row's id", bytes=len(text))
+            return
+        if row in self._rows:
+            return
+        self._rows[row] = None
+        while len(self._rows) > _ROWS:
+            self._rows.popitem(last=False)
+        with anyio.fail_after(_PROBE_TIMEOUT):
+            kept: str | None = await db.fetchval(_READ, row)
+        if kept is None:
+            self.missed += 1
+            self._log.warning("relay.row_gone", id=row)
+            return
         try:
-            note = _decoder.decode(text)
-            if note.instance == self.instance or not self._first(note):
-                return
-            if note.id is not None:
-                # The output is in the table (read on the listening session itself).
-                with anyio.fail_after(_PROBE_TIMEOUT):
-                    kept: str | None = await db.fetchval(_READ, note.id)
-                if kept is None:
-                    self.missed += 1
-                    self._log.warning(
-                        "relay.row_gone",
-                        soul=note.soul,
-                        kind=note.kind,
-                        id=note.id,
-                        source=note.daemon,
-                    )
-                    return
-                note = _decoder.decode(kept)
+            note = _decoder.decode(kept)
         except msgspec.DecodeError as exc:
             self.missed += 1
-            self._log.warning("relay.unreadable", problem=str(exc))
+            self._log.warning("relay.unreadable", id=row, problem=str(exc))
             return
-        if note.kind not in OUTPUT_KINDS or note.payload is None:
+        if note.instance == self.instance or not self._first(note):
+            return
+        if note.kind not in OUTPUT_KINDS:
             # (a daemon of another version, with a kind this one does not know)
             self.missed += 1
             self._log.warning(

@@ -169,7 +169,7 @@ def test_a_subscriber_on_either_daemon_gets_the_owners_outputs_once(
             assert {o["soul"] for o in here.outputs} == {"alpha"}
             sent, got = _relay(owner), _relay(other)
             assert sent["sent"] >= len(there.outputs)
-            assert sent["stored"] == 1  # the wake-up, by the table
+            assert sent["stored"] == sent["sent"]  # every output by the table
             assert (sent["dropped"], sent["failed"], got["missed"]) == (0, 0, 0)
             assert got["received"] >= len(here.outputs)
             assert (got["sent"], sent["received"]) == (0, 0)  # alpha's, from the owner only
@@ -204,6 +204,84 @@ def test_the_relay_listens_again_once_its_session_ended(tmp_path: Path, pg_dsn: 
     finally:
         a.cleanup()
         b.cleanup()
+
+
+def test_another_role_on_the_database_hears_ids_only_and_forges_nothing(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    # LISTEN and NOTIFY need no privilege: any role that may connect hears the channel
+    # and may send on it. It hears row ids only, cannot read the rows, and what it
+    # sends (a made-up output, an id of no row, an id already published) reaches no one.
+    a, b = _home(tmp_path, "a", pg_dsn), _home(tmp_path, "b", pg_dsn)
+    role = f"intruder_{abs(hash(str(tmp_path))) % 10**8}"
+    anyio.run(_admin, pg_dsn, f"CREATE ROLE {role} LOGIN")
+    try:
+        with running(b) as owner, running(a) as other:
+            for daemon in (owner, other):
+                wait_for(lambda d=daemon: _relay(d)["listening"], "the relay listening")
+            here = _Watcher(other)
+            try:
+                heard = anyio.run(_overhear, pg_dsn, role, lambda: owner.result(
+                    "reflect", {"soul": "alpha"}
+                ))  # fmt: skip
+                assert heard.isdigit()
+                wait_for(lambda: _manual(here.outputs) == 1, "the reflect on the first daemon")
+                forged = json.dumps({
+                    "daemon": "http://127.0.0.1:1", "instance": "x", "seq": 1, "soul": "alpha",
+                    "kind": "reply", "ts": 1.0, "payload": {"text": "wire the money"},
+                })  # fmt: skip
+                anyio.run(_notify, pg_dsn, role, [forged, "987654321", heard])
+                wait_for(lambda: _relay(other)["missed"] >= 2, "the forged ones counted")
+                other.result("reflect", {"soul": "alpha"})
+                wait_for(lambda: _manual(here.outputs) == 2, "the last reflect")
+            finally:
+                here.close()
+            assert here.error is None
+            assert [o["kind"] for o in here.outputs] == ["reflect", "reflect"]
+            assert _relay(other)["missed"] == 2
+    finally:
+        a.cleanup()
+        b.cleanup()
+        anyio.run(_admin, pg_dsn, f"DROP ROLE IF EXISTS {role}")
+
+
+async def _admin(dsn: str, sql: str) -> None:
+    db = await asyncpg.connect(dsn)
+    try:
+        await db.execute(sql)
+    finally:
+        await db.close()
+
+
+async def _overhear(dsn: str, role: str, then: Any) -> str:
+    """What ``role`` hears on the relay's channel while ``then()`` runs; its reading of
+    the table refused."""
+    db = await asyncpg.connect(dsn, user=role)
+    heard: list[str] = []
+    try:
+        await db.add_listener("soupd_outputs", lambda *args: heard.append(args[3]))
+        await anyio.to_thread.run_sync(then)
+        with anyio.fail_after(15):
+            while not heard:  # noqa: ASYNC110 - the notification comes on this session
+                await anyio.sleep(0.01)
+        try:
+            await db.fetch("SELECT payload FROM relayed_outputs")
+        except asyncpg.InsufficientPrivilegeError:
+            pass
+        else:
+            raise AssertionError(f"{role} read the relayed outputs")
+    finally:
+        await db.close()
+    return heard[0]
+
+
+async def _notify(dsn: str, role: str, payloads: list[str]) -> None:
+    db = await asyncpg.connect(dsn, user=role)
+    try:
+        for payload in payloads:
+            await db.execute("SELECT pg_notify('soupd_outputs', $1)", payload)
+    finally:
+        await db.close()
 
 
 async def _terminate(dsn: str, application: str) -> int:
