@@ -298,6 +298,17 @@ class Channel:
             except SoupdError as error:
                 failures.append(error)
                 scope.cancel()
+            except Exception as exc:  # (the token file unreadable, say): not acknowledged
+                self.log.warning(
+                    "channel.forward_failed", soul=soul, owner=elsewhere.owner, exc_info=exc
+                )
+                failures.append(
+                    SoulUnavailable(
+                        f"soul {soul!r} is served by the daemon at {elsewhere.owner}, and the "
+                        f"event could not be sent there ({type(exc).__name__}); it will come again"
+                    )
+                )
+                scope.cancel()
 
         try:
             with anyio.fail_after(timeout):

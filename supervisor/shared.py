@@ -120,15 +120,11 @@ class _Dsn:
 
 
 def _checked(dsn: str, file: str) -> str:
-    """``dsn`` if it can be one asyncpg connects with (a ``postgresql://`` or
-    ``postgres://`` URL, its port a number), else ValueError, which never quotes it: a
-    file caught half-written, or replaced by something else, is not connected with."""
-    try:
-        parts = urlsplit(dsn)
-        _ = parts.port  # raises on a port that is not a number
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("postgresql", "postgres"):
+    """``dsn`` if it is a ``postgresql://`` or ``postgres://`` URL, else ValueError, which
+    never quotes it: a file caught half-written, or replaced by something else, is not
+    connected with. The rest is asyncpg's to judge (several hosts, ``host:port,host:port``,
+    are a DSN too)."""
+    if not dsn.startswith(("postgresql://", "postgres://")):
         raise ValueError(f"{file} (the PostgreSQL DSN) does not hold a postgresql:// URL")
     return dsn
 
@@ -326,10 +322,15 @@ class SharedStore:
                 break
 
     async def close(self) -> None:
-        """Give every lease up and close the lease session and the pools."""
-        await self.leases.close()
-        await self._pool.close()
-        await self._ranking.close()
+        """Give every lease up and close the lease session and the pools (each, whatever
+        closing the one before raised)."""
+        try:
+            await self.leases.close()
+        finally:
+            try:
+                await self._pool.close()
+            finally:
+                await self._ranking.close()
 
 
 def _scrubbed(exc: BaseException, *dsns: str) -> str:

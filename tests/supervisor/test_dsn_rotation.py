@@ -80,9 +80,11 @@ class Rotor:
     server: PgServer
     role: str
     file: Path
+    hosts: int = 1  # a DSN may name several (asyncpg tries them in turn)
 
     def dsn(self, password: str) -> str:
-        return f"postgresql://{self.role}:{password}@127.0.0.1:{self.server.port}/{self.role}"
+        hosts = ",".join([f"127.0.0.1:{self.server.port}"] * self.hosts)
+        return f"postgresql://{self.role}:{password}@{hosts}/{self.role}"
 
     def write(self, text: str, mode: int = 0o600) -> None:
         """The file replaced as a secret manager does: a new file renamed over it."""
@@ -112,10 +114,12 @@ class Rotor:
         return {row["pid"] for row in rows}
 
 
-@pytest.fixture
-async def rotor(password_server: PgServer, tmp_path: Path) -> AsyncIterator[Rotor]:
+@pytest.fixture(params=[1, 2], ids=["one host", "two hosts"])
+async def rotor(
+    password_server: PgServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Rotor]:
     role = f"rotor_{os.getpid()}_{next(_roles)}"
-    found = Rotor(password_server, role, tmp_path / "dsn")
+    found = Rotor(password_server, role, tmp_path / "dsn", hosts=request.param)
     await found.admin(f"CREATE ROLE {role} LOGIN PASSWORD '{OLD}'")
     await found.admin(f"CREATE DATABASE {role} OWNER {role} TEMPLATE template0")
     await _until_passwords_asked(found)

@@ -90,11 +90,14 @@ def ranked_sql(
     the parameter after the returned ones says; the query's parameters are numbered
     from ``$first``. ``where``: further conditions on ``p.memory_id``.
 
-    Only the postings of the query's terms are read; a row's score sums its terms'
-    shares in the query's order (``ORDER BY q.n``), each term it lacks adding nothing,
-    as FTS5's 0.0 does. A term's frequency: its own occurrences, plus the context
-    weight added once per occurrence in the context (soupd_tf; no loop for one or none).
-    Without the context, a row matches by its own text only (``own > 0``)."""
+    Only the postings of the query's terms are read; a row's score adds its terms'
+    shares in the query's order, from 0.0 (one column a term, ``FILTER (WHERE q.n =
+    ...)``), each term it lacks adding 0.0, as FTS5 does: the same sum to the last bit.
+    A term's frequency: its own occurrences, plus the context weight added once per
+    occurrence in the context (soupd_tf; no loop for one or none). Without the
+    context, a row matches by its own text only (``own > 0``). ``query`` has a term at
+    least (:func:`match_terms` reads one or refuses)."""
+    assert query.terms, "a search of no terms"
     terms, idfs, avg, k1, k1p, b, omb, w = (f"${first + n}" for n in range(8))
     params: list[object] = [query.terms, query.idfs, query.average, K1, K1 + 1.0, B, 1 - B]
     if query.context:

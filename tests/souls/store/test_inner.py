@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import asyncpg
+import pytest
 
 from souls.store.changes import Changes, SummaryVersion
 from souls.store.fading import Fading
@@ -115,6 +116,11 @@ async def test_a_decay_pass_and_its_record_are_stored_together(
     changes.edges[(1, 2)] += 1
     await store.append([event(t, ts=T0 + i) for i, t in enumerate("ab")], changes, now=T0)
     await store.decay(T0 + 1, HALVING, dry_run=True, state={"ran.decay": "1.0"})
+    assert await store.soul_state() == {}
+    assert await store.edge_weights([(1, 2)]) == {(1, 2): 1.0}
+    # A record that cannot be written (no value) fails the pass: nothing of it stays.
+    with pytest.raises(Exception, match=r"(?i)null"):
+        await store.decay(T0 + 2, HALVING, state={"ran.decay": None})  # type: ignore[dict-item]
     assert await store.soul_state() == {}
     assert await store.edge_weights([(1, 2)]) == {(1, 2): 1.0}
     await store.decay(T0 + 2, HALVING, state={"ran.decay": "2.0"})
