@@ -30,12 +30,18 @@ async def read_secret(who: str, what: str, env: str | None, file: str | None) ->
     if file is None:
         raise ValueError(f"{who}no {what} configured")
     try:
-        mode, value = await anyio.to_thread.run_sync(_read_file, file)
+        owner, mode, value = await anyio.to_thread.run_sync(_read_file, file)
     except OSError as exc:
         raise ValueError(
             f"{who}cannot read {what} from {file}: {exc.strerror or exc}; check the path "
             "and that soupd's user may read it"
         ) from None
+    if owner not in (os.geteuid(), 0):
+        raise ValueError(
+            f"{who}{file} ({what}) belongs to uid {owner}, not to soupd's user (uid "
+            f"{os.geteuid()}) nor root: its owner could change it at any time; give it to "
+            "soupd's user (`chown`) or root"
+        )
     if mode & 0o007:
         raise ValueError(
             f"{who}{file} ({what}) has mode {mode:04o}: every user of this machine may read "
@@ -46,9 +52,9 @@ async def read_secret(who: str, what: str, env: str | None, file: str | None) ->
     return value
 
 
-def _read_file(path: str) -> tuple[int, str]:
-    """The permission bits and stripped text (its first 64 KiB) of the file at ``path``
-    (``~`` expanded; one open: the bits are the read file's)."""
+def _read_file(path: str) -> tuple[int, int, str]:
+    """The owner's uid, the permission bits and the stripped text (its first 64 KiB) of
+    the file at ``path`` (``~`` expanded; one open: owner and bits are the read file's)."""
     with open(os.path.expanduser(path), encoding="utf-8") as f:
-        mode = stat.S_IMODE(os.fstat(f.fileno()).st_mode)
-        return mode, f.read(1 << 16).strip()
+        found = os.fstat(f.fileno())
+        return found.st_uid, stat.S_IMODE(found.st_mode), f.read(1 << 16).strip()

@@ -3,6 +3,7 @@ and every key documented in config/soupd.example.toml."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -150,6 +151,12 @@ async def test_secrets_come_from_the_environment_or_a_file(
         await read_secret("tg", "token", None, str(tmp_path / "token"))
     (tmp_path / "token").chmod(0o640)  # a group of its own may share it
     assert await read_secret("tg", "token", None, str(tmp_path / "token")) == "456:DEF"
+    if os.geteuid() == 0:  # (CI runs as root: there a file can be given to another user)
+        # One that another user owns, who could change it at any time, is refused too.
+        os.chown(tmp_path / "token", 65534, -1)
+        with pytest.raises(ValueError, match=r"belongs to uid 65534, not to soupd's user"):
+            await read_secret("tg", "token", None, str(tmp_path / "token"))
+        os.chown(tmp_path / "token", 0, -1)
     monkeypatch.delenv("TOKEN")
     with pytest.raises(ValueError, match="environment variable TOKEN"):
         await read_secret("tg", "token", "TOKEN", None)
