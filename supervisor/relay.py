@@ -99,6 +99,10 @@ _GONE = (
     asyncpg.OperatorInterventionError,
     asyncpg.InterfaceError,
     asyncpg.InternalClientError,
+    # and the pool failing to open a connection: a password refused (being rotated),
+    # the server's connections all taken
+    asyncpg.InvalidAuthorizationSpecificationError,
+    asyncpg.InsufficientResourcesError,
 )
 # What else the server may answer a statement with: that output is dropped. Opening or
 # using the listening session, whatever fails is tried again (a password refused now

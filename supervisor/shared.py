@@ -85,6 +85,7 @@ class _Dsn:
     def __init__(self, config: StoreBackendConfig, first: str) -> None:
         self._file = config.dsn_file if config.dsn_env is None else None
         self._good = first
+        self._problem: str | None = None  # why the file was last unusable, if it is now
         self.known: tuple[str, ...] = (first,)
         self._log = structlog.get_logger("soupd.store")
 
@@ -105,13 +106,18 @@ class _Dsn:
             read = await read_secret("", "the PostgreSQL DSN", None, self._file)
             dsn = _checked(read, self._file)
         except ValueError as exc:
-            self._log.warning(
-                "store.dsn_reread_failed",
-                file=self._file,
-                problem=str(exc),
-                using="the DSN read last",
-            )
+            if str(exc) != self._problem:  # once a problem, not once a connection
+                self._problem = str(exc)
+                self._log.warning(
+                    "store.dsn_reread_failed",
+                    file=self._file,
+                    problem=self._problem,
+                    using="the DSN read last",
+                )
             return self._good
+        if self._problem is not None:
+            self._problem = None
+            self._log.info("store.dsn_readable_again", file=self._file)
         if dsn != self._good:
             self.known = (dsn, *self.known)[:_KNOWN_DSNS]
             self._good = dsn

@@ -17,9 +17,9 @@ import msgspec
 from souls.store.batch import Batch
 
 __all__ = [
-    "CLAIM_COLUMNS", "GOAL_COLUMNS", "GOAL_UPSERT", "AssemblyRow", "Changes", "ClaimClosing",
-    "GoalRow", "NewClaim", "NewQuestion", "Settlement", "SummaryVersion", "sourced",
-    "write_changes", "write_claims",
+    "CLAIM_COLUMNS", "GOAL_COLUMNS", "GOAL_UPSERT", "SET_STATE", "AssemblyRow", "Changes",
+    "ClaimClosing", "GoalRow", "NewClaim", "NewQuestion", "Settlement", "SummaryVersion",
+    "sourced", "write_changes", "write_claims",
 ]  # fmt: skip
 
 # The claims table's columns, in the order of NewClaim's fields.
@@ -213,6 +213,13 @@ class Changes:
         )
 
 
+# A soul state entry set (``soul_state``): a turn's, or a decay's record of its run.
+SET_STATE = (
+    "INSERT INTO soul_state (key, value) VALUES (?, ?)"
+    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+
+
 def write_changes(
     batch: Batch, changes: Changes, now: float, event_ids: Sequence[int] = ()
 ) -> None:
@@ -286,11 +293,7 @@ def write_changes(
         " ON CONFLICT (item) DO UPDATE SET at = max(at, excluded.at)",
         list(changes.surfaced.items()),
     )
-    batch.executemany(
-        "INSERT INTO soul_state (key, value) VALUES (?, ?)"
-        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        list(changes.state.items()),
-    )
+    batch.executemany(SET_STATE, list(changes.state.items()))
     write_claims(batch, changes.claims, changes.closings, event_ids)
     batch.executemany(
         "INSERT INTO questions (id, event_id, asker, session, text, asked, state)"

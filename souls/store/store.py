@@ -35,7 +35,7 @@ from souls.store import due, embeddings, export, forgetting, inner, logs, pages,
 from souls.store.batch import Batch, commit
 from souls.store.bm25 import TermStats
 from souls.store.cards import CardRows
-from souls.store.changes import Changes, write_changes
+from souls.store.changes import SET_STATE, Changes, write_changes
 from souls.store.fading import Fading, fade
 from souls.store.forgetting import ForgetPlan, Forgetting, Forgotten
 from souls.store.hiding import hide
@@ -802,11 +802,7 @@ class Store:
             async with self.transaction() as db:
                 result = await fade(db, now, fading)
                 if state:
-                    await db.executemany(
-                        "INSERT INTO soul_state (key, value) VALUES (?, ?)"
-                        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                        list(state.items()),
-                    )
+                    await db.executemany(SET_STATE, list(state.items()))
                 if dry_run:
                     raise _RolledBack
         if dry_run:

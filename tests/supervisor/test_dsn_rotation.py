@@ -261,7 +261,8 @@ async def test_a_file_not_to_be_used_leaves_the_last_good_dsn_in_use(
 
         await _watched(shared, spoil)
     failed = [entry for entry in logs if entry["event"] == "store.dsn_reread_failed"]
-    assert failed, "no warning said the file could not be used"
+    # One warning for the problem, however many connections were opened meanwhile.
+    assert len(failed) == 1, failed
     for entry in failed:
         assert entry["log_level"] == "warning"
         assert entry["file"] == str(rotor.file)

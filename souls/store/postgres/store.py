@@ -472,11 +472,7 @@ class PgStore:
         await due.mark(db, soul, changes.fired)
         await self._write_assemblies(db, changes, now)
         if changes.state:
-            await db.executemany(
-                "INSERT INTO soul_state (soul, key, value) VALUES ($1, $2, $3)"
-                " ON CONFLICT (soul, key) DO UPDATE SET value = excluded.value",
-                [(soul, key, value) for key, value in changes.state.items()],
-            )
+            await _set_state(db, soul, changes.state)
         await claims.write(db, soul, changes, event_ids)
         await knowledge.write(db, soul, changes, now, event_ids)
         return weights
@@ -929,11 +925,7 @@ class PgStore:
                     markers_pruned=_count(faded),
                 )  # fmt: skip
                 if state:
-                    await db.executemany(
-                        "INSERT INTO soul_state (soul, key, value) VALUES ($1, $2, $3)"
-                        " ON CONFLICT (soul, key) DO UPDATE SET value = excluded.value",
-                        [(soul, key, value) for key, value in state.items()],
-                    )
+                    await _set_state(db, soul, state)
                 if dry_run:
                     raise _RolledBack
         if dry_run:
@@ -1342,3 +1334,12 @@ def _next_id(table: str) -> str:
     one more than its largest so far, as SQLite hands out a rowid (the soul's actor is
     its only writer)."""
     return f"coalesce((SELECT max(id) FROM {table} WHERE soul = $1), 0) + n.i"
+
+
+async def _set_state(db: asyncpg.Connection, soul: int, state: Mapping[str, str]) -> None:
+    """Soul state entries set: a turn's, or a decay's record of its run."""
+    await db.executemany(
+        "INSERT INTO soul_state (soul, key, value) VALUES ($1, $2, $3)"
+        " ON CONFLICT (soul, key) DO UPDATE SET value = excluded.value",
+        [(soul, key, value) for key, value in state.items()],
+    )
