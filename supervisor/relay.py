@@ -31,10 +31,10 @@ which never relays again).
   seen (NOTIFY keeps nothing for a session that is not there): a gap, logged
   (``relay.listener_lost``), never a duplicate. A daemon skips its own notifications.
 
-Counters (``daemon.status`` → ``relay``): sent, stored (of those sent, how many through
-the table), failed (refused by the server: dropped), dropped (the queue full), received,
-missed (a notification that could not be read, or the listener falling behind), queued
-and queued_bytes, listening, reconnects. On a daemon with SQLite nothing of this runs.
+Counters (``daemon.status`` → ``relay``): sent (each kept in the table), failed (refused
+by the server: dropped), dropped (the queue full), received, missed (a notification
+that could not be read, or the listener falling behind), queued and queued_bytes,
+listening, reconnects. On a daemon with SQLite nothing of this runs.
 """
 
 from __future__ import annotations
@@ -174,7 +174,6 @@ class Relay:
         self._rows: OrderedDict[int, None] = OrderedDict()
         self.queued_bytes = 0
         self.sent = 0
-        self.stored = 0
         self.failed = 0
         self.dropped = 0
         self.received = 0
@@ -274,7 +273,6 @@ class Relay:
             self._log.error("relay.soul_unknown", soul=note.soul, kind=note.kind)
             return
         self.sent += 1
-        self.stored += 1
 
     async def _sweeping(self) -> None:
         """Every :data:`SWEEP_SECONDS`, delete the kept outputs older than
@@ -422,7 +420,6 @@ class Relay:
         return {
             "listening": self.listening,
             "sent": self.sent,
-            "stored": self.stored,
             "failed": self.failed,
             "dropped": self.dropped,
             "queued": self._queued.statistics().current_buffer_used,

@@ -169,7 +169,6 @@ def test_a_subscriber_on_either_daemon_gets_the_owners_outputs_once(
             assert {o["soul"] for o in here.outputs} == {"alpha"}
             sent, got = _relay(owner), _relay(other)
             assert sent["sent"] >= len(there.outputs)
-            assert sent["stored"] == sent["sent"]  # every output by the table
             assert (sent["dropped"], sent["failed"], got["missed"]) == (0, 0, 0)
             assert got["received"] >= len(here.outputs)
             assert (got["sent"], sent["received"]) == (0, 0)  # alpha's, from the owner only
